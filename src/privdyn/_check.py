@@ -1,0 +1,142 @@
+"""Argument validation with one wording everywhere.
+
+Every check takes the values to validate as keyword arguments, so the parameter name in the message is the
+keyword itself and cannot drift from the argument it describes::
+
+    check.positive(noise_scale=noise_scale, n=n)
+
+Arrays are accepted: a check fails if any element fails, and the message shows the first offending element.
+All checks raise :class:`ValueError` (or :class:`TypeError` for a wrong type); none uses ``assert``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "finite",
+    "positive",
+    "non_negative",
+    "in_range",
+    "integer",
+    "less_than",
+    "one_of",
+]
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return repr(value.item())
+        return np.array2string(value, threshold=6, precision=6)
+    return repr(value)
+
+
+def _as_float_array(name: str, value: Any) -> np.ndarray:
+    if isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be a real number; got {name}={value!r} (a bool).")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number or an array of real numbers; got {name}={value!r}.") from None
+    return arr
+
+
+def _first_bad(arr: np.ndarray, bad: np.ndarray) -> Any:
+    return arr[bad].flat[0] if arr.ndim else arr.item()
+
+
+def finite(**named: Any) -> None:
+    """Every value is a finite real number (no NaN, no infinity)."""
+    for name, value in named.items():
+        arr = _as_float_array(name, value)
+        bad = ~np.isfinite(arr)
+        if np.any(bad):
+            raise ValueError(f"{name} must be finite; got {name}={_show(_first_bad(arr, bad))}.")
+
+
+def positive(**named: Any) -> None:
+    """Every value is finite and > 0."""
+    finite(**named)
+    for name, value in named.items():
+        arr = _as_float_array(name, value)
+        bad = ~(arr > 0)
+        if np.any(bad):
+            raise ValueError(f"{name} must be > 0; got {name}={_show(_first_bad(arr, bad))}.")
+
+
+def non_negative(**named: Any) -> None:
+    """Every value is finite and >= 0."""
+    finite(**named)
+    for name, value in named.items():
+        arr = _as_float_array(name, value)
+        bad = ~(arr >= 0)
+        if np.any(bad):
+            raise ValueError(f"{name} must be >= 0; got {name}={_show(_first_bad(arr, bad))}.")
+
+
+def in_range(low: float, high: float, *, closed: str = "both", **named: Any) -> None:
+    """Every value lies in the interval from ``low`` to ``high``.
+
+    Args:
+        low, high: the bounds (either may be infinite).
+        closed: which ends belong to the interval: ``"both"``, ``"left"``, ``"right"`` or ``"neither"``.
+    """
+    left = closed in ("both", "left")
+    right = closed in ("both", "right")
+    text = f"{'[' if left else '('}{low}, {high}{']' if right else ')'}"
+    for name, value in named.items():
+        arr = _as_float_array(name, value)
+        if np.any(np.isnan(arr)):
+            raise ValueError(f"{name} must be in {text}; got {name}=nan.")
+        ok_low = arr >= low if left else arr > low
+        ok_high = arr <= high if right else arr < high
+        bad = ~(ok_low & ok_high)
+        if np.any(bad):
+            raise ValueError(f"{name} must be in {text}; got {name}={_show(_first_bad(arr, bad))}.")
+
+
+def less_than(bound: float, bound_text: str, **named: Any) -> None:
+    """Every value is < ``bound``; ``bound_text`` explains the bound (e.g. ``"1/smoothness = 0.25"``)."""
+    for name, value in named.items():
+        arr = _as_float_array(name, value)
+        bad = ~(arr < bound)
+        if np.any(bad):
+            raise ValueError(f"{name} must be < {bound_text}; got {name}={_show(_first_bad(arr, bad))}.")
+
+
+def integer(minimum: int | None = None, **named: Any) -> None:
+    """Every value is an integer (a Python or NumPy integer, or an integer-valued array) >= ``minimum``."""
+    for name, value in named.items():
+        if isinstance(value, bool | np.bool_):
+            raise TypeError(f"{name} must be an integer; got {name}={value!r} (a bool).")
+        if isinstance(value, numbers.Integral):
+            arr = np.asarray(int(value))
+        else:
+            arr = np.asarray(value)
+            if arr.dtype.kind not in "iu":
+                if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)) and arr.ndim:
+                    arr = arr.astype(np.int64)
+                else:
+                    raise TypeError(f"{name} must be an integer; got {name}={_show(value)}.")
+        if minimum is not None:
+            bad = ~(arr >= minimum)
+            if np.any(bad):
+                raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={_show(_first_bad(arr, bad))}.")
+
+
+def one_of(allowed: tuple[Any, ...], **named: Any) -> None:
+    """Every value is one of ``allowed``."""
+    for name, value in named.items():
+        if value not in allowed:
+            choices = ", ".join(repr(a) for a in allowed)
+            raise ValueError(f"{name} must be one of {choices}; got {name}={value!r}.")
+
+
+def is_real_scalar(value: Any) -> bool:
+    """True for a finite Python/NumPy real number that is not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)

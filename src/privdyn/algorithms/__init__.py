@@ -1,0 +1,1 @@
+"""Simulators of the private algorithms, vectorized over runs."""
