@@ -29,6 +29,8 @@ __all__ = [
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, np.generic):
+        return repr(value.item())
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
             return repr(value.item())
@@ -46,8 +48,10 @@ def _as_float_array(name: str, value: Any) -> np.ndarray:
     return arr
 
 
-def _first_bad(arr: np.ndarray, bad: np.ndarray) -> Any:
-    return arr[bad].flat[0] if arr.ndim else arr.item()
+def _first_bad(value: Any, bad: np.ndarray) -> Any:
+    """The first offending element of ``value`` (as given, not as converted to float)."""
+    original = np.asarray(value)
+    return original[bad].flat[0] if original.ndim else original.item()
 
 
 def finite(**named: Any) -> None:
@@ -56,7 +60,7 @@ def finite(**named: Any) -> None:
         arr = _as_float_array(name, value)
         bad = ~np.isfinite(arr)
         if np.any(bad):
-            raise ValueError(f"{name} must be finite; got {name}={_show(_first_bad(arr, bad))}.")
+            raise ValueError(f"{name} must be finite; got {name}={_show(_first_bad(value, bad))}.")
 
 
 def positive(**named: Any) -> None:
@@ -66,7 +70,7 @@ def positive(**named: Any) -> None:
         arr = _as_float_array(name, value)
         bad = ~(arr > 0)
         if np.any(bad):
-            raise ValueError(f"{name} must be > 0; got {name}={_show(_first_bad(arr, bad))}.")
+            raise ValueError(f"{name} must be > 0; got {name}={_show(_first_bad(value, bad))}.")
 
 
 def non_negative(**named: Any) -> None:
@@ -76,7 +80,7 @@ def non_negative(**named: Any) -> None:
         arr = _as_float_array(name, value)
         bad = ~(arr >= 0)
         if np.any(bad):
-            raise ValueError(f"{name} must be >= 0; got {name}={_show(_first_bad(arr, bad))}.")
+            raise ValueError(f"{name} must be >= 0; got {name}={_show(_first_bad(value, bad))}.")
 
 
 def in_range(low: float, high: float, *, closed: str = "both", **named: Any) -> None:
@@ -97,7 +101,7 @@ def in_range(low: float, high: float, *, closed: str = "both", **named: Any) -> 
         ok_high = arr <= high if right else arr < high
         bad = ~(ok_low & ok_high)
         if np.any(bad):
-            raise ValueError(f"{name} must be in {text}; got {name}={_show(_first_bad(arr, bad))}.")
+            raise ValueError(f"{name} must be in {text}; got {name}={_show(_first_bad(value, bad))}.")
 
 
 def less_than(bound: float, bound_text: str, **named: Any) -> None:
@@ -106,7 +110,7 @@ def less_than(bound: float, bound_text: str, **named: Any) -> None:
         arr = _as_float_array(name, value)
         bad = ~(arr < bound)
         if np.any(bad):
-            raise ValueError(f"{name} must be < {bound_text}; got {name}={_show(_first_bad(arr, bad))}.")
+            raise ValueError(f"{name} must be < {bound_text}; got {name}={_show(_first_bad(value, bad))}.")
 
 
 def integer(minimum: int | None = None, **named: Any) -> None:
@@ -126,7 +130,7 @@ def integer(minimum: int | None = None, **named: Any) -> None:
         if minimum is not None:
             bad = ~(arr >= minimum)
             if np.any(bad):
-                raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={_show(_first_bad(arr, bad))}.")
+                raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={_show(_first_bad(value, bad))}.")
 
 
 def one_of(allowed: tuple[Any, ...], **named: Any) -> None:

@@ -1,0 +1,42 @@
+"""The registry of experiments: an immutable mapping from name to experiment, built at import."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from types import MappingProxyType
+
+from privdyn.experiments import langevin
+from privdyn.experiments.base import Experiment
+
+__all__ = ["EXPERIMENTS", "get", "select"]
+
+_ALL: tuple[Experiment, ...] = (*langevin.EXPERIMENTS,)
+
+EXPERIMENTS = MappingProxyType({exp.name: exp for exp in _ALL})
+"""Every experiment, by name, in paper order."""
+
+
+def get(name: str) -> Experiment:
+    """The experiment called ``name``; ``ValueError`` listing the valid names otherwise."""
+    try:
+        return EXPERIMENTS[name]
+    except KeyError:
+        raise ValueError(f"unknown experiment {name!r}; valid names: {', '.join(EXPERIMENTS)}.") from None
+
+
+def select(patterns: Iterable[str] | None) -> list[Experiment]:
+    """Experiments whose names match any of the exact names or shell-style globs (all when ``patterns`` is empty).
+
+    A pattern that matches nothing is an error.
+    """
+    patterns = list(patterns or [])
+    if not patterns:
+        return list(EXPERIMENTS.values())
+    chosen: list[str] = []
+    for pattern in patterns:
+        matched = [name for name in EXPERIMENTS if fnmatch.fnmatchcase(name, pattern)]
+        if not matched:
+            raise ValueError(f"--only {pattern!r} matches no experiment; valid names: {', '.join(EXPERIMENTS)}.")
+        chosen.extend(m for m in matched if m not in chosen)
+    return [EXPERIMENTS[name] for name in EXPERIMENTS if name in chosen]

@@ -1,0 +1,249 @@
+"""The pieces of an experiment's ``result.json``: series, tables, metrics and checks (ARCHITECTURE.md, "Outputs").
+
+These are plain frozen records with a ``to_json`` method. Engines never see them; experiments build them from
+engine outputs, and the runner serialises them.
+
+JSON has no infinities or NaN: a non-finite float is written as the string ``"inf"``, ``"-inf"`` or ``"nan"``
+(see :func:`to_jsonable`), and read back by :func:`from_jsonable_float`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "CheckKind",
+    "Series",
+    "Table",
+    "Metric",
+    "Check",
+    "to_jsonable",
+    "from_jsonable_float",
+    "check_close",
+    "check_ordering",
+    "check_monte_carlo",
+    "check_not_applicable",
+    "finding",
+]
+
+
+class CheckKind(enum.StrEnum):
+    INVARIANT = "invariant"
+    """Must hold for privdyn to be right; a failure is a bug."""
+    PAPER_CLAIM = "paper_claim"
+    """What the paper states; a claim that does not reproduce fails with a note saying why."""
+    FINDING = "finding"
+    """A measured statement with no expected outcome; ``passed`` is None."""
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert NumPy scalars/arrays, tuples, enums and non-finite floats into JSON-compatible values.
+
+    Integer-valued NumPy integers become JSON integers; floats stay floats; ``inf``/``nan`` become strings.
+    """
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        if math.isfinite(v):
+            return v
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return [to_jsonable(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_jsonable(dataclasses.asdict(value))
+    return value
+
+
+def from_jsonable_float(value: Any) -> float | None:
+    """Inverse of :func:`to_jsonable` for one float (``None`` stays ``None``)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return float(value)
+    return float(value)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Series:
+    """One curve (or heatmap). Consumers select curves by ``params``, never by parsing ``name``."""
+
+    name: str
+    params: Mapping[str, Any]
+    x: Sequence[float] | np.ndarray
+    y: Sequence[float] | np.ndarray
+    x_label: str
+    y_label: str
+    y_low: Sequence[float] | np.ndarray | None = None
+    y_high: Sequence[float] | np.ndarray | None = None
+    standard_error: Sequence[float] | np.ndarray | None = None
+    z: Sequence[Sequence[float]] | np.ndarray | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "params": to_jsonable(dict(self.params)),
+            "x": to_jsonable(np.asarray(self.x)),
+            "y": to_jsonable(np.asarray(self.y)),
+            "x_label": self.x_label,
+            "y_label": self.y_label,
+        }
+        for key in ("y_low", "y_high", "standard_error", "z"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = to_jsonable(np.asarray(value))
+        return out
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Table:
+    name: str
+    columns: Sequence[str]
+    rows: Sequence[Sequence[Any]]
+
+    def __post_init__(self) -> None:
+        for row in self.rows:
+            if len(row) != len(self.columns):
+                raise ValueError(f"table {self.name!r}: a row has {len(row)} cells for {len(self.columns)} columns.")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "columns": list(self.columns), "rows": to_jsonable([list(r) for r in self.rows])}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Metric:
+    name: str
+    params: Mapping[str, Any]
+    value: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "params": to_jsonable(dict(self.params)), "value": to_jsonable(self.value)}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Check:
+    """One asserted (or measured) statement. ``passed`` is None for findings and not-applicable checks."""
+
+    name: str
+    kind: CheckKind
+    claim: str
+    passed: bool | None
+    expected: Any = None
+    measured: Any = None
+    tolerance: float | None = None
+    standard_error: float | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", CheckKind(self.kind))
+        if self.kind is CheckKind.FINDING and self.passed is not None:
+            raise ValueError(f"check {self.name!r}: a finding has passed=None.")
+        if self.passed is not None:
+            object.__setattr__(self, "passed", bool(self.passed))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind.value,
+            "claim": self.claim,
+            "expected": to_jsonable(self.expected),
+            "measured": to_jsonable(self.measured),
+            "tolerance": to_jsonable(self.tolerance),
+            "standard_error": to_jsonable(self.standard_error),
+            "passed": self.passed,
+            "note": self.note,
+        }
+
+    @property
+    def fails_strict(self) -> bool:
+        """``--strict`` fails on a failed invariant and on a failed paper claim without a note."""
+        if self.passed is not False:
+            return False
+        return self.kind is CheckKind.INVARIANT or (self.kind is CheckKind.PAPER_CLAIM and not self.note.strip())
+
+
+def _relative_error(measured: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    scale = np.maximum(np.abs(expected), np.finfo(float).tiny)
+    return np.abs(measured - expected) / scale
+
+
+def check_close(
+    name: str,
+    *,
+    kind: CheckKind,
+    claim: str,
+    expected: Any,
+    measured: Any,
+    rtol: float | None = None,
+    atol: float | None = None,
+    note: str = "",
+) -> Check:
+    """Compare numbers (or equal-shape arrays): passes when every |measured − expected| ≤ atol + rtol·|expected|.
+
+    The recorded tolerance is ``rtol`` when only a relative tolerance is given, else ``atol``.
+    """
+    if rtol is None and atol is None:
+        raise ValueError("check_close needs rtol or atol.")
+    e = np.asarray(expected, dtype=float)
+    m = np.asarray(measured, dtype=float)
+    bound = (atol or 0.0) + (rtol or 0.0) * np.abs(e)
+    passed = bool(np.all(np.abs(m - e) <= bound)) and bool(np.all(np.isfinite(m)))
+    return Check(
+        name=name,
+        kind=kind,
+        claim=claim,
+        expected=expected,
+        measured=measured,
+        tolerance=rtol if atol is None else atol,
+        passed=passed,
+        note=note,
+    )
+
+
+def check_ordering(name: str, *, kind: CheckKind, claim: str, lower: Any, upper: Any, rtol: float = 0.0,
+                   note: str = "") -> Check:
+    """``lower ≤ upper·(1 + rtol)`` elementwise; ``measured`` is the largest relative excess of lower over upper."""
+    lo = np.asarray(lower, dtype=float)
+    hi = np.asarray(upper, dtype=float)
+    excess = (lo - hi) / np.maximum(np.abs(hi), np.finfo(float).tiny)
+    worst = float(np.max(excess)) if excess.size else 0.0
+    return Check(name=name, kind=kind, claim=claim, expected=None, measured=worst, tolerance=rtol,
+                 passed=bool(np.all(lo <= hi + rtol * np.abs(hi))), note=note)
+
+
+def check_monte_carlo(name: str, *, claim: str, expected: float, measured: float, standard_error: float,
+                      z: float = 5.0, bias_allowance: float = 0.0, kind: CheckKind = CheckKind.INVARIANT,
+                      note: str = "") -> Check:
+    """A Monte-Carlo comparison: passes when |measured − expected| ≤ z·SE + bias_allowance.
+
+    The tolerance field records z·SE + bias_allowance (the smallest detectable error); the note states z.
+    """
+    tolerance = z * standard_error + bias_allowance
+    text = f"z = {z:g}" + (f", derived bias allowance {bias_allowance:.3g}" if bias_allowance else "")
+    return Check(name=name, kind=kind, claim=claim, expected=expected, measured=measured, tolerance=tolerance,
+                 standard_error=standard_error, passed=abs(measured - expected) <= tolerance,
+                 note=f"{text}. {note}".strip())
+
+
+def check_not_applicable(name: str, *, kind: CheckKind, claim: str, note: str, expected: Any = None) -> Check:
+    """A check that does not apply to the current config: ``passed`` is None and the note says why."""
+    return Check(name=name, kind=kind, claim=claim, expected=expected, measured=None, passed=None, note=note)
+
+
+def finding(name: str, *, claim: str, measured: Any, note: str = "") -> Check:
+    """A measured statement with no expected outcome."""
+    return Check(name=name, kind=CheckKind.FINDING, claim=claim, measured=measured, passed=None, note=note)
