@@ -25,6 +25,7 @@ __all__ = [
     "integer",
     "less_than",
     "one_of",
+    "scalar",
 ]
 
 
@@ -144,3 +145,16 @@ def one_of(allowed: tuple[Any, ...], **named: Any) -> None:
 def is_real_scalar(value: Any) -> bool:
     """True for a finite Python/NumPy real number that is not a bool."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def scalar(**named: Any) -> None:
+    """Every value is a single real number (a Python or NumPy real, or a 0-d array; not a bool)."""
+    for name, value in named.items():
+        if isinstance(value, bool | np.bool_):
+            raise TypeError(f"{name} must be a real scalar; got {name}={value!r} (a bool).")
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a real scalar; got {name}={value!r}.") from None
+        if arr.ndim != 0:
+            raise TypeError(f"{name} must be a real scalar; got {name}={_show(arr)} (shape {arr.shape}).")

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
+from typer.exceptions import TyperException
 
 from privdyn.experiments import registry, runner
 from privdyn.experiments.config import ConfigError, parse_overrides
+from privdyn.experiments.results import fails_strict
 
 __all__ = ["app", "main"]
 
@@ -70,9 +71,7 @@ def _check_counts(result: dict[str, Any]) -> tuple[int, int, int]:
 
 
 def _fails_strict(result: dict[str, Any]) -> bool:
-    return any(c["passed"] is False and (c["kind"] == "invariant" or (c["kind"] == "paper_claim"
-                                                                      and not c["note"].strip()))
-               for c in result["checks"])
+    return any(fails_strict(c) for c in result["checks"])
 
 
 def _report(result: dict[str, Any], out: Path) -> None:
@@ -184,13 +183,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _Usage as exc:
         print(f"privdyn: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         return exc.exit_code
-    except click.exceptions.Abort:
+    except typer.Abort:
         print("privdyn: aborted", file=sys.stderr)
         return EXIT_UNEXPECTED
-    except click.ClickException as exc:
-        print(f"privdyn: error: {_one_line(exc.format_message())}", file=sys.stderr)
+    except TyperException as exc:  # the framework's usage errors (unknown flag, bad type, missing argument, ...)
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        print(f"privdyn: error: {_one_line(message)}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the documented exit 3, one line
         if debug:

@@ -36,7 +36,8 @@ def _validate(seed: int, unit_key: str, run_index: int, purpose: str) -> None:
     _check.one_of(PURPOSES, purpose=purpose)
 
 
-def seed_sequence(seed: int, unit_key: str = "", *, run_index: int = 0, purpose: str = "noise") -> np.random.SeedSequence:
+def seed_sequence(seed: int, unit_key: str = "", *, run_index: int = 0,
+                  purpose: str = "noise") -> np.random.SeedSequence:
     """The :class:`~numpy.random.SeedSequence` of one stream, from a stable SHA-256 hash of its identifier."""
     _validate(seed, unit_key, run_index, purpose)
     text = "\x1f".join((_DOMAIN, str(int(seed)), unit_key, str(int(run_index)), purpose))

@@ -30,6 +30,7 @@ __all__ = [
     "check_monte_carlo",
     "check_not_applicable",
     "finding",
+    "fails_strict",
 ]
 
 
@@ -168,17 +169,13 @@ class Check:
             "note": self.note,
         }
 
-    @property
-    def fails_strict(self) -> bool:
-        """``--strict`` fails on a failed invariant and on a failed paper claim without a note."""
-        if self.passed is not False:
-            return False
-        return self.kind is CheckKind.INVARIANT or (self.kind is CheckKind.PAPER_CLAIM and not self.note.strip())
 
-
-def _relative_error(measured: np.ndarray, expected: np.ndarray) -> np.ndarray:
-    scale = np.maximum(np.abs(expected), np.finfo(float).tiny)
-    return np.abs(measured - expected) / scale
+def fails_strict(check: Mapping[str, Any]) -> bool:
+    """Whether a serialised check fails ``--strict``: a failed invariant, or a failed paper claim without a note."""
+    if check["passed"] is not False:
+        return False
+    return check["kind"] == CheckKind.INVARIANT or (check["kind"] == CheckKind.PAPER_CLAIM
+                                                     and not str(check["note"]).strip())
 
 
 def check_close(

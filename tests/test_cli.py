@@ -1,0 +1,123 @@
+"""The command-line contract: verbs, exit codes, one-line errors that write nothing."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from privdyn.cli import main
+
+
+def run_cli(capsys, *args):
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_list(capsys):
+    status, out, _ = run_cli(capsys, "list")
+    assert status == 0
+    names = [line.split("\t")[0] for line in out.strip().splitlines()]
+    assert {"langevin-fig1", "langevin-tightness", "langevin-table1"} <= set(names)
+    assert all(len(line.split("\t")) == 3 for line in out.strip().splitlines())
+    status, out, _ = run_cli(capsys, "list", "--json")
+    assert status == 0 and {row["name"] for row in json.loads(out)} == set(names)
+
+
+def test_show_prints_the_full_config(capsys):
+    status, out, _ = run_cli(capsys, "show", "langevin-tightness")
+    full = json.loads(out)
+    status_q, out_q, _ = run_cli(capsys, "show", "langevin-tightness", "--quick")
+    quick = json.loads(out_q)
+    assert status == status_q == 0
+    assert full.keys() == quick.keys() and quick["mc_num_runs"] < full["mc_num_runs"]
+
+
+BAD_INVOCATIONS = {
+    "unknown --set key": ["run", "langevin-fig1", "--set", "nope=1"],
+    "wrong-typed value": ["run", "langevin-fig1", "--set", "n=abc"],
+    "step_size >= 1/smoothness": ["run", "langevin-fig1", "--set", "step_size=0.3"],
+    "unknown flag": ["run", "langevin-fig1", "--bogus"],
+    "non-integer --seed": ["run", "langevin-fig1", "--seed", "x"],
+    "unknown command": ["frobnicate"],
+    "missing argument": ["run"],
+    "unknown experiment": ["run", "langevin-fig99"],
+    "key given twice": ["run", "langevin-fig1", "--set", "n=10", "--set", "n=20"],
+    "null where not allowed": ["run", "langevin-fig1", "--set", "n=null"],
+    "unknown executor": ["run", "langevin-fig1", "--executor", "gpu"],
+    "--only matches nothing": ["reproduce", "--only", "hsgd-zzz"],
+    "negative seed": ["run", "langevin-fig1", "--seed", "-3"],
+}
+
+
+@pytest.mark.parametrize("args", BAD_INVOCATIONS.values(), ids=BAD_INVOCATIONS.keys())
+def test_bad_arguments_exit_2_with_one_line_and_write_nothing(capsys, tmp_path, args):
+    out_dir = tmp_path / "out"
+    extra = ["--out", str(out_dir)] if args[0] in ("run", "reproduce") and len(args) > 1 else []
+    status, out, err = run_cli(capsys, *args, *extra)
+    assert status == 2, (status, out, err)
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("privdyn: error:")
+    assert not out_dir.exists()
+
+
+def test_step_size_message_names_the_parameter_and_range(capsys, tmp_path):
+    _, _, err = run_cli(capsys, "run", "langevin-fig1", "--set", "step_size=0.3", "--out", str(tmp_path / "o"))
+    assert "step_size must be < 1/smoothness = 0.25" in err and "0.3" in err
+
+
+def test_run_writes_the_documented_outputs(capsys, tmp_path):
+    status, out, err = run_cli(capsys, "run", "langevin-fig1", "--out", str(tmp_path), "--seed", "4",
+                               "--set", "max_num_steps=200", "--strict")
+    assert status == 0, err
+    target = tmp_path / "langevin-fig1"
+    assert sorted(p.name for p in target.iterdir()) == ["figure.png", "result.json", "series.csv"]
+    result = json.loads((target / "result.json").read_text())
+    assert result["seed"] == 4 and result["quick"] is False and result["config"]["max_num_steps"] == 200
+    assert result["artifacts"] == ["figure.png", "series.csv"]
+    for key in ("experiment", "title", "paper", "config", "series", "tables", "metrics", "checks", "environment",
+                "elapsed_s"):
+        assert key in result
+    assert result["series"][0]["params"]["renyi_order"] == 10  # integer-valued parameters are JSON integers
+    for check in result["checks"]:
+        assert set(check) == {"name", "kind", "claim", "expected", "measured", "tolerance", "standard_error",
+                              "passed", "note"}
+    # paper claims whose K values exceed max_num_steps are restricted; the 5-digit table needs K up to 1000
+    assert (target / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_overrides_that_change_the_paper_setting_make_claims_not_applicable(capsys, tmp_path):
+    status, _, _ = run_cli(capsys, "run", "langevin-fig1", "--out", str(tmp_path), "--set", "noise_scale=0.05",
+                           "--set", "renyi_orders=2")
+    assert status == 0
+    result = json.loads((tmp_path / "langevin-fig1" / "result.json").read_text())
+    claims = [c for c in result["checks"] if c["kind"] == "paper_claim" and c["name"].startswith("asymptote")]
+    assert claims and all(c["passed"] is None and c["note"] for c in claims)
+    assert all(c["passed"] is not False for c in result["checks"] if c["kind"] == "invariant")
+
+
+def test_reproduce_writes_summaries(capsys, tmp_path):
+    status, out, err = run_cli(capsys, "reproduce", "--quick", "--only", "langevin-fig1", "--only", "langevin-table1",
+                               "--out", str(tmp_path), "--strict")
+    assert status == 0, out + err
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [e["experiment"] for e in summary["experiments"]] == ["langevin-fig1", "langevin-table1"]
+    assert summary["checks"] and set(summary["checks"][0]) == {"experiment", "check", "kind", "passed", "expected",
+                                                               "measured", "note"}
+    assert (tmp_path / "summary.md").read_text().startswith("# privdyn reproduce")
+    assert not (tmp_path / "langevin-tightness").exists()
+
+
+@pytest.mark.skipif(shutil.which("privdyn") is None, reason="the privdyn console script is not installed")
+def test_console_script_exit_codes(tmp_path):
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    bad = subprocess.run(["privdyn", "run", "langevin-fig1", "--seed", "x"], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, check=False)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert not any(tmp_path.iterdir())
+    ok = subprocess.run([sys.executable, "-m", "privdyn.cli", "list"], capture_output=True, text=True, env=env,
+                        check=False)
+    assert ok.returncode == 0 and "langevin-fig1" in ok.stdout
