@@ -264,26 +264,21 @@ class Fig1(Experiment):
             else:
                 checks.append(check_not_applicable(name, kind=CLAIM, claim=claim, expected=slope, note=why_not))
         step_ok = config.step_size == _FIG1_PAPER.step_size
-        for lam, text in _FIG1_CROSSOVER.items():
-            expected, atol = _printed(text)
-            claim = f"Corollary 1 drops below composition at K = 3.18725/(λη) = {expected} for λ={lam}"
-            name = f"crossover lambda={lam}"
-            if step_ok and lam in config.strong_convexities:
-                checks.append(check_close(name, kind=CLAIM, claim=claim, expected=expected, atol=atol,
-                                          measured=value("crossover_num_steps", strong_convexity=lam)))
-            else:
-                checks.append(check_not_applicable(name, kind=CLAIM, claim=claim, expected=expected,
-                                                   note="not applicable: the config changes η or drops this λ"))
-        for lam, text in _FIG1_STEPS_95.items():
-            expected, atol = _printed(text)
-            claim = f"Corollary 1 reaches 95% of its asymptote at K = 2 ln 20/(λη) = {expected} for λ={lam}"
-            name = f"steps_to_95_percent lambda={lam}"
-            if step_ok and lam in config.strong_convexities:
-                checks.append(check_close(name, kind=CLAIM, claim=claim, expected=expected, atol=atol,
-                                          measured=value("steps_to_95_percent", strong_convexity=lam)))
-            else:
-                checks.append(check_not_applicable(name, kind=CLAIM, claim=claim, expected=expected,
-                                                   note="not applicable: the config changes η or drops this λ"))
+        per_lambda = (
+            ("crossover_num_steps", _FIG1_CROSSOVER, "Corollary 1 drops below composition at K = 3.18725/(λη)"),
+            ("steps_to_95_percent", _FIG1_STEPS_95, "Corollary 1 reaches 95% of its asymptote at K = 2 ln 20/(λη)"),
+        )
+        for metric, table, statement in per_lambda:
+            for lam, text in table.items():
+                expected, atol = _printed(text)
+                claim = f"{statement} = {expected} for λ={lam}"
+                name = f"{metric} lambda={lam}"
+                if step_ok and lam in config.strong_convexities:
+                    checks.append(check_close(name, kind=CLAIM, claim=claim, expected=expected, atol=atol,
+                                              measured=value(metric, strong_convexity=lam)))
+                else:
+                    checks.append(check_not_applicable(name, kind=CLAIM, claim=claim, expected=expected,
+                                                       note="not applicable: the config changes η or drops this λ"))
         # Qualitative claims, measured on the curves themselves.
         lam0 = config.strong_convexities[0]
         scaled = np.stack([curves[("dynamics", a, lam0)] / a for a in config.renyi_orders])
