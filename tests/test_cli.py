@@ -74,7 +74,7 @@ def test_run_writes_the_documented_outputs(capsys, tmp_path):
                                "--set", "max_num_steps=200", "--strict")
     assert status == 0, err
     target = tmp_path / "langevin-fig1"
-    assert sorted(p.name for p in target.iterdir()) == ["figure.png", "result.json", "series.csv"]
+    assert sorted(p.name for p in target.iterdir()) == [".cache", "figure.png", "result.json", "series.csv"]
     result = json.loads((target / "result.json").read_text())
     assert result["seed"] == 4 and result["quick"] is False and result["config"]["max_num_steps"] == 200
     assert result["artifacts"] == ["figure.png", "series.csv"]
@@ -91,7 +91,7 @@ def test_run_writes_the_documented_outputs(capsys, tmp_path):
 
 def test_overrides_that_change_the_paper_setting_make_claims_not_applicable(capsys, tmp_path):
     status, _, _ = run_cli(capsys, "run", "langevin-fig1", "--out", str(tmp_path), "--set", "noise_scale=0.05",
-                           "--set", "renyi_orders=2")
+                           "--set", "renyi_orders=2", "--executor", "serial")
     assert status == 0
     result = json.loads((tmp_path / "langevin-fig1" / "result.json").read_text())
     claims = [c for c in result["checks"] if c["kind"] == "paper_claim" and c["name"].startswith("asymptote")]
@@ -101,7 +101,7 @@ def test_overrides_that_change_the_paper_setting_make_claims_not_applicable(caps
 
 def test_reproduce_writes_summaries(capsys, tmp_path):
     status, out, err = run_cli(capsys, "reproduce", "--quick", "--only", "langevin-fig1", "--only", "langevin-table1",
-                               "--out", str(tmp_path), "--strict")
+                               "--out", str(tmp_path), "--strict", "--executor", "serial")
     assert status == 0, out + err
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert [e["experiment"] for e in summary["experiments"]] == ["langevin-fig1", "langevin-table1"]
@@ -109,6 +109,14 @@ def test_reproduce_writes_summaries(capsys, tmp_path):
                                                                "measured", "note"}
     assert (tmp_path / "summary.md").read_text().startswith("# privdyn reproduce")
     assert not (tmp_path / "langevin-tightness").exists()
+    # a second reproduce reuses every cached unit and writes the same summary except elapsed fields
+    status, out, _ = run_cli(capsys, "reproduce", "--quick", "--only", "langevin-fig1", "--only", "langevin-table1",
+                             "--out", str(tmp_path), "--executor", "serial")
+    assert status == 0 and " 0 computed" in out
+    again = json.loads((tmp_path / "summary.json").read_text())
+    assert again["checks"] == summary["checks"]
+    strip = [{k: v for k, v in e.items() if k != "elapsed_s"} for e in summary["experiments"]]
+    assert strip == [{k: v for k, v in e.items() if k != "elapsed_s"} for e in again["experiments"]]
 
 
 @pytest.mark.skipif(shutil.which("privdyn") is None, reason="the privdyn console script is not installed")

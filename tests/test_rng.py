@@ -79,3 +79,40 @@ def test_global_numpy_state_untouched():
 def test_bad_identifiers_are_rejected(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
         rng.generator(**kwargs)
+
+
+# Known-answer vectors of Philox4x32-10 published with Random123 (counter, key, output).
+PHILOX_KAT = [
+    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF, 0xFFFFFFFF), (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+]
+
+
+@pytest.mark.parametrize("counter, key, expected", PHILOX_KAT)
+def test_philox_known_answers(counter, key, expected):
+    out = rng.philox4x32(np.array(counter, dtype=np.uint64), key)
+    assert tuple(int(w) for w in out) == expected
+    batch = rng.philox4x32(np.array([counter, counter], dtype=np.uint64), key)
+    assert batch.shape == (2, 4) and all(tuple(int(w) for w in row) == expected for row in batch)
+
+
+def test_counter_stream_is_addressed_by_run_and_draw():
+    stream = rng.counter_stream(0, "unit", purpose="noise")
+    whole = stream.standard_normal(3, 100, 7)
+    np.testing.assert_array_equal(stream.runs(40).standard_normal(3, 25, 7), whole[40:65])
+    assert whole.shape == (100, 7)
+    np.testing.assert_array_equal(stream.standard_normal(3, 100, 5), whole[:, :5])  # coordinates are stable too
+    assert not np.array_equal(stream.standard_normal(4, 100, 7), whole)
+    assert not np.array_equal(rng.counter_stream(1, "unit").standard_normal(3, 100, 7), whole)
+    assert not np.array_equal(rng.counter_stream(0, "unit", purpose="data").standard_normal(3, 100, 7), whole)
+
+
+def test_counter_stream_is_standard_normal_and_uncorrelated():
+    z = rng.counter_stream(2, "u").standard_normal(0, 20_000, 4)
+    assert stats.kstest(z.ravel(), "norm").pvalue > 1e-6
+    corr = np.corrcoef(z.T)  # coordinates of one run, including the two halves of one Philox block
+    assert np.max(np.abs(corr[~np.eye(4, dtype=bool)])) <= 5 / np.sqrt(z.shape[0])
+    lag = np.corrcoef(z[:-1, 0], z[1:, 0])[0, 1]  # neighbouring runs
+    assert abs(lag) <= 5 / np.sqrt(z.shape[0])

@@ -7,6 +7,7 @@ config (exactly one line on stderr, nothing written); 3 an unexpected error (one
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from typer.exceptions import TyperException
 
-from privdyn.experiments import registry, runner
+from privdyn.experiments import progress, registry, runner
 from privdyn.experiments.config import ConfigError, parse_overrides
 from privdyn.experiments.results import fails_strict
 
@@ -38,30 +39,38 @@ class _Usage(Exception):
     """A usage or config error: one line on stderr, exit 2."""
 
 
-def _progress_callback(label: str):
-    """A rich progress bar on a terminal; None (quiet) otherwise."""
+@contextlib.contextmanager
+def _progress(label: str):
+    """Rich progress bars on a terminal (units of the experiment, and steps inside a unit); quiet otherwise."""
     if not sys.stderr.isatty():
-        return None, None
+        yield None
+        return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        transient=True)
-    task = progress.add_task(label, total=None)
+    bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    transient=True)
+    units = bars.add_task(f"{label}: units", total=None)
+    inner = bars.add_task("  inside the unit", total=None, visible=False)
 
-    def update(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total)
+    def on_unit(done: int, total: int) -> None:
+        bars.update(units, completed=done, total=total)
+        bars.update(inner, visible=False)
 
-    return progress, update
+    def on_step(done: int, total: int | None) -> None:
+        bars.update(inner, completed=done, total=total, visible=True)
+
+    with bars, progress.reporting(on_step):
+        yield on_unit
 
 
-def _run_one(name: str, config, *, seed: int, quick: bool, out: Path, executor) -> dict[str, Any]:
+def _run_one(name: str, config, *, seed: int, quick: bool, out: Path, executor, force: bool) -> dict[str, Any]:
     experiment = registry.get(name)
-    progress, update = _progress_callback(name)
-    if progress is None:
-        return runner.run_experiment(experiment, config, seed=seed, quick=quick, out_dir=out, executor=executor)
-    with progress:
-        return runner.run_experiment(experiment, config, seed=seed, quick=quick, out_dir=out, executor=executor,
-                                     progress=update)
+    counts = runner.UnitCounts()
+    with _progress(name) as on_unit:
+        result = runner.run_experiment(experiment, config, seed=seed, quick=quick, out_dir=out, executor=executor,
+                                       force=force, progress=on_unit, counts=counts)
+    _report(result, out, counts)
+    return result
 
 
 def _check_counts(result: dict[str, Any]) -> tuple[int, int, int]:
@@ -74,10 +83,12 @@ def _fails_strict(result: dict[str, Any]) -> bool:
     return any(fails_strict(c) for c in result["checks"])
 
 
-def _report(result: dict[str, Any], out: Path) -> None:
+def _report(result: dict[str, Any], out: Path, counts: runner.UnitCounts) -> None:
+    """One line per experiment (and one per failed check)."""
     passed, failed, other = _check_counts(result)
     typer.echo(f"{result['experiment']}: {passed} checks passed, {failed} failed, {other} not applicable or "
-               f"findings ({result['elapsed_s']:.2f} s) -> {out / result['experiment']}")
+               f"findings; units {counts.computed} computed, {counts.cached} cached ({result['elapsed_s']:.2f} s) "
+               f"-> {out / result['experiment']}")
     for check in result["checks"]:
         if check["passed"] is False:
             typer.echo(f"  FAILED [{check['kind']}] {check['name']}: {check['claim']}"
@@ -111,11 +122,19 @@ def _prepare(name: str, *, quick: bool, overrides: Sequence[str]):
         raise _Usage(str(exc)) from None
 
 
+@contextlib.contextmanager
 def _executor(spec: str):
+    """Open the executor; a bad spec or an unreachable scheduler is a usage error (before anything runs)."""
+    stack = contextlib.ExitStack()
     try:
-        return runner.make_executor(spec)
+        pool = stack.enter_context(runner.open_executor(spec))
     except ConfigError as exc:
         raise _Usage(str(exc)) from None
+    with stack:
+        yield pool
+
+
+EXECUTOR_HELP = "Where units run: serial, local (a process pool), dask-local, or tcp://HOST:PORT (a Dask scheduler)."
 
 
 @app.command("run")
@@ -125,8 +144,8 @@ def run_command(
     out: Annotated[Path, typer.Option("--out", help="Output directory.")] = runner.DEFAULT_OUT_DIR,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override a config key: KEY=VALUE (JSON).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Run seed.")] = 0,
-    executor: Annotated[str, typer.Option("--executor", help="Where units run: serial.")] = "serial",
-    force: Annotated[bool, typer.Option("--force", help="Recompute every unit.")] = False,
+    executor: Annotated[str, typer.Option("--executor", help=EXECUTOR_HELP)] = runner.DEFAULT_EXECUTOR,
+    force: Annotated[bool, typer.Option("--force", help="Ignore the cache and recompute every unit.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when an invariant or unexplained claim fails.")]
     = False,
 ) -> None:
@@ -134,9 +153,8 @@ def run_command(
     experiment, config = _prepare(name, quick=quick, overrides=set_ or ())
     if seed < 0:
         raise _Usage(f"--seed must be a non-negative integer; got {seed}.")
-    pool = _executor(executor)
-    result = _run_one(experiment.name, config, seed=seed, quick=quick, out=out, executor=pool)
-    _report(result, out)
+    with _executor(executor) as pool:
+        result = _run_one(experiment.name, config, seed=seed, quick=quick, out=out, executor=pool, force=force)
     if strict and _fails_strict(result):
         raise typer.Exit(EXIT_CHECKS_FAILED)
 
@@ -146,7 +164,7 @@ def reproduce_command(
     quick: Annotated[bool, typer.Option("--quick", help="The fast configs (CI-sized).")] = False,
     only: Annotated[list[str] | None, typer.Option("--only", help="Exact names or shell-style globs.")] = None,
     out: Annotated[Path, typer.Option("--out", help="Output directory.")] = runner.DEFAULT_OUT_DIR,
-    executor: Annotated[str, typer.Option("--executor", help="Where units run: serial.")] = "serial",
+    executor: Annotated[str, typer.Option("--executor", help=EXECUTOR_HELP)] = runner.DEFAULT_EXECUTOR,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when an invariant or unexplained claim fails.")]
     = False,
 ) -> None:
@@ -155,13 +173,12 @@ def reproduce_command(
         experiments = registry.select(only)
     except ValueError as exc:
         raise _Usage(str(exc)) from None
-    pool = _executor(executor)
     prepared = [_prepare(e.name, quick=quick, overrides=()) for e in experiments]
     results = []
-    for experiment, config in prepared:
-        result = _run_one(experiment.name, config, seed=0, quick=quick, out=out, executor=pool)
-        _report(result, out)
-        results.append(result)
+    with _executor(executor) as pool:
+        for experiment, config in prepared:
+            results.append(_run_one(experiment.name, config, seed=0, quick=quick, out=out, executor=pool,
+                                    force=False))
     runner.write_summary(results, out)
     typer.echo(f"summary: {out / 'summary.md'}")
     if strict and any(_fails_strict(r) for r in results):

@@ -406,3 +406,15 @@ def test_bad_data_rejected():
             rng=np.random.default_rng(0),
             init=np.zeros(2),
         )
+
+
+def test_counter_stream_runs_do_not_depend_on_batching():
+    """Run i is the same whatever the number of runs and however runs are split into batches."""
+    from privdyn import rng as streams
+
+    data = np.linspace(-1.0, 1.0, 4)[:, None]
+    stream = streams.counter_stream(3, "noisy_gd")
+    kwargs = dict(num_steps=12, step_size=0.1, noise_scale=0.7, strong_convexity=1.0)
+    whole = noisy_gd(QuadraticLoss(), data, rng=stream, num_runs=60, **kwargs)
+    part = noisy_gd(QuadraticLoss(), data, rng=stream.runs(20), num_runs=15, **kwargs)
+    np.testing.assert_array_equal(part, whole[20:35])

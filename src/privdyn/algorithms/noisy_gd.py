@@ -21,7 +21,6 @@ from __future__ import annotations
 import abc
 import dataclasses
 import math
-import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +28,7 @@ import numpy as np
 from scipy import special
 
 from privdyn import _check
+from privdyn.rng import CounterStream
 
 __all__ = [
     "Box",
@@ -306,30 +306,28 @@ class Box(Projection):
 # Algorithm 1
 
 
-def _check_count(minimum: int, **named: Any) -> None:
-    for name, value in named.items():
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral | np.integer):
-            raise TypeError(f"{name} must be an integer >= {minimum}; got {name}={value!r}.")
-        if value < minimum:
-            raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={value!r}.")
+NoiseSource = np.random.Generator | Sequence[np.random.Generator] | CounterStream
 
 
-def _generators(rng: Any, num_runs: int) -> np.random.Generator | list[np.random.Generator]:
-    if isinstance(rng, np.random.Generator):
+def _generators(rng: Any, num_runs: int) -> np.random.Generator | list[np.random.Generator] | CounterStream:
+    if isinstance(rng, np.random.Generator | CounterStream):
         return rng
     if isinstance(rng, Sequence) and all(isinstance(g, np.random.Generator) for g in rng):
         if len(rng) != num_runs:
             raise ValueError(f"rng must hold one Generator per run (num_runs={num_runs}); got {len(rng)}.")
         return list(rng)
     raise TypeError(
-        "rng must be a numpy.random.Generator or a sequence of num_runs Generators; "
+        "rng must be a numpy.random.Generator, a sequence of num_runs Generators or a privdyn.rng.CounterStream; "
         f"got rng of type {type(rng).__name__}."
     )
 
 
 def _standard_normal(
-    gens: np.random.Generator | list[np.random.Generator], num_runs: int, d: int
+    gens: np.random.Generator | list[np.random.Generator] | CounterStream, num_runs: int, d: int, draw: int
 ) -> np.ndarray:
+    """Draw number ``draw`` (0 = the start, k + 1 = the noise of step k) for every run: shape (num_runs, d)."""
+    if isinstance(gens, CounterStream):
+        return gens.standard_normal(draw, num_runs, d)
     if isinstance(gens, np.random.Generator):
         return gens.standard_normal((num_runs, d))
     return np.stack([g.standard_normal(d) for g in gens])
@@ -342,7 +340,7 @@ def noisy_gd(
     num_steps: int,
     step_size: float,
     noise_scale: float,
-    rng: np.random.Generator | Sequence[np.random.Generator],
+    rng: NoiseSource,
     num_runs: int = 1,
     projection: Projection | None = None,
     init: Any = None,
@@ -366,6 +364,9 @@ def noisy_gd(
             jointly: first the start (if ``init`` is None), then one (num_runs, d) block per step.
             Alternatively a sequence of ``num_runs`` Generators: run i then draws only from ``rng[i]``, so it
             is the same whatever num_runs (see :func:`privdyn.rng.run_generators`); slower for many runs.
+            Or a :class:`privdyn.rng.CounterStream`: run i (counted from the stream's ``first_run``) uses
+            the counter-based normals of its own index, vectorized: the same whatever num_runs and however
+            runs are split into batches.
         num_runs: R >= 1.
         projection: Pi_C; None (default) means :class:`Unconstrained`.
         init: None (Gaussian start), or a start of shape (d,) (shared by all runs) or (num_runs, d).
@@ -381,8 +382,8 @@ def noisy_gd(
     """
     if not isinstance(loss, Loss) and not (hasattr(loss, "mean_gradient") and hasattr(loss, "dimension")):
         raise TypeError(f"loss must be a privdyn Loss (mean_gradient, dimension); got {type(loss).__name__}.")
-    _check_count(0, num_steps=num_steps)
-    _check_count(1, num_runs=num_runs)
+    _check.integer(minimum=0, num_steps=num_steps)
+    _check.integer(minimum=1, num_runs=num_runs)
     _check.positive(step_size=step_size)
     _check.non_negative(noise_scale=noise_scale)
     if np.ndim(step_size) != 0 or np.ndim(noise_scale) != 0:
@@ -403,7 +404,7 @@ def noisy_gd(
             )
         _check.positive(strong_convexity=strong_convexity)
         start_std = math.sqrt(2.0 * float(noise_scale) ** 2 / float(strong_convexity))
-        theta = start_std * _standard_normal(gens, num_runs, d)
+        theta = start_std * _standard_normal(gens, num_runs, d, 0)
     else:
         start = np.asarray(init, dtype=float)
         if start.shape == (d,):
@@ -424,7 +425,7 @@ def noisy_gd(
     for k in range(num_steps):
         gradient = loss.mean_gradient(theta, data)
         theta = projection.project(
-            theta - step_size * gradient + noise_std * _standard_normal(gens, num_runs, d)
+            theta - step_size * gradient + noise_std * _standard_normal(gens, num_runs, d, k + 1)
         )
         if trajectory is not None:
             trajectory[k + 1] = theta

@@ -69,6 +69,14 @@ class Experiment(abc.ABC):
     def units(self, config: ExperimentConfig) -> list[Unit]:
         """The independent units of work for ``config`` (keys unique)."""
 
+    def unit_config(self, config: ExperimentConfig, unit: Unit) -> Mapping[str, Any]:
+        """The part of the config a unit's output depends on (part of its cache key).
+
+        The default is the whole config, so any change recomputes every unit; an experiment whose units depend on
+        fewer keys may narrow it, letting a changed key reuse the units it does not affect.
+        """
+        return config.to_dict()
+
     @abc.abstractmethod
     def compute_unit(self, config: ExperimentConfig, unit: Unit, seed: int) -> dict[str, Any]:
         """Compute one unit; a pure function returning JSON-compatible data."""

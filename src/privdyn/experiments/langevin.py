@@ -427,15 +427,15 @@ class Tightness(Experiment):
             return self._curves(config)
         data_d, data_dp = _mc_datasets(config.mc_n)
         data = data_d if unit.params["dataset"] == "D" else data_dp
-        # Block b of dataset X always uses the stream (seed, "simulation/dataset=X", run_index=b): a run's numbers
-        # do not depend on how many blocks are requested.
-        generator = rng.generator(seed, f"simulation/dataset={unit.params['dataset']}",
-                                  run_index=unit.params["block"], purpose="noise")
+        # Run i of dataset X draws the counter-based normals of (seed, "simulation/dataset=X", run i): the same
+        # whatever mc_num_runs and however runs are split into blocks.
+        first_run = unit.params["block"] * config.mc_block_size
+        stream = rng.counter_stream(seed, f"simulation/dataset={unit.params['dataset']}").runs(first_run)
         theta = ngd.noisy_gd(ngd.QuadraticLoss(), data, num_steps=config.mc_num_steps, step_size=config.mc_step_size,
-                             noise_scale=config.mc_noise_scale, rng=generator, num_runs=unit.params["num_runs"],
+                             noise_scale=config.mc_noise_scale, rng=stream, num_runs=unit.params["num_runs"],
                              init=np.zeros(1))
         values = np.asarray(theta)[:, 0]
-        return {"num_runs": int(values.size), "sum": float(values.sum()),
+        return {"first_run": first_run, "num_runs": int(values.size), "sum": float(values.sum()),
                 "sum_sq_dev": float(np.sum((values - values.mean()) ** 2)), "mean": float(values.mean())}
 
     @staticmethod

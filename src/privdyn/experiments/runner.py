@@ -1,14 +1,22 @@
-"""Running experiments: config preparation, unit execution, assembly and output writing.
+"""Running experiments: config preparation, executors, cached unit execution, assembly and output writing.
 
-The pipeline is ``prepare`` (validate everything, write nothing) → ``compute`` (units through a
-:class:`concurrent.futures.Executor`) → ``assemble`` (pure) → ``write`` (atomic files). Only this process writes.
+The pipeline is ``prepare`` (validate everything, write nothing) → ``compute_units`` (units not in the cache,
+through any :class:`concurrent.futures.Executor`; each output cached as it arrives) → ``assemble`` (pure) →
+``write_outputs`` (atomic files). Only this process (the client) reads and writes files; workers only compute.
+Every unit runs with BLAS pinned to one thread, so all executors give the same numbers.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import dataclasses
+import itertools
+import logging
+import multiprocessing
+import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +24,15 @@ from threadpoolctl import threadpool_limits
 
 from privdyn.experiments import outputs, registry
 from privdyn.experiments.base import Experiment, Unit
+from privdyn.experiments.cache import UnitCache, normalize
 from privdyn.experiments.config import ConfigError, ExperimentConfig, apply_overrides
 
 __all__ = [
     "DEFAULT_OUT_DIR",
+    "DEFAULT_EXECUTOR",
     "SerialExecutor",
-    "make_executor",
+    "UnitCounts",
+    "open_executor",
     "prepare",
     "compute_units",
     "build_result",
@@ -48,14 +59,62 @@ class SerialExecutor(concurrent.futures.Executor):
         return future
 
 
-EXECUTOR_SPECS = ("serial",)
+EXECUTOR_SPECS = ("serial", "local", "dask-local", "tcp://HOST:PORT")
+DEFAULT_EXECUTOR = "local"
 
 
-def make_executor(spec: str) -> concurrent.futures.Executor:
-    """The executor for an ``--executor`` spec (only ``serial`` for now)."""
+def _check_executor_spec(spec: str) -> None:
+    if spec in ("serial", "local", "dask-local"):
+        return
+    if spec.startswith("tcp://"):
+        host, _, port = spec[len("tcp://"):].rpartition(":")
+        if host and port.isdigit() and 0 < int(port) < 65536:
+            return
+        raise ConfigError(f"--executor {spec!r} is not a scheduler address; expected tcp://HOST:PORT.")
+    raise ConfigError(f"--executor {spec!r} is not known; valid: {', '.join(EXECUTOR_SPECS)}.")
+
+
+def _dask():
+    try:
+        import distributed
+    except ImportError:  # pragma: no cover - depends on the installed extras
+        raise ConfigError("the dask executors need the dask extra: pip install 'privdyn[dask]'.") from None
+    return distributed
+
+
+@contextlib.contextmanager
+def open_executor(spec: str = DEFAULT_EXECUTOR, *,
+                  connect_timeout_s: float = 10.0) -> Iterator[concurrent.futures.Executor]:
+    """The executor for an ``--executor`` spec, closed on exit.
+
+    ``serial`` runs units in this process; ``local`` in a process pool with one worker per core; ``dask-local`` on a
+    new ``dask.distributed.LocalCluster`` (one single-threaded worker process per core); ``tcp://HOST:PORT`` on an
+    existing Dask scheduler (its workers need the same privdyn version installed). A scheduler that cannot be reached
+    within ``connect_timeout_s`` raises :class:`ConfigError` before anything runs.
+    """
+    _check_executor_spec(spec)
     if spec == "serial":
-        return SerialExecutor()
-    raise ConfigError(f"--executor {spec!r} is not available; valid: {', '.join(EXECUTOR_SPECS)}.")
+        yield SerialExecutor()
+        return
+    if spec == "local":
+        workers = os.cpu_count() or 1
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers,
+                                                    mp_context=multiprocessing.get_context("spawn")) as pool:
+            yield pool
+        return
+    distributed = _dask()
+    if spec == "dask-local":
+        cluster = distributed.LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=logging.ERROR)
+        with cluster, distributed.Client(cluster) as client:
+            yield client.get_executor()
+        return
+    try:
+        client = distributed.Client(spec, timeout=f"{connect_timeout_s}s")
+    except (OSError, TimeoutError) as exc:
+        raise ConfigError(f"--executor {spec}: cannot reach the Dask scheduler ({exc}).") from None
+    with client:
+        yield client.get_executor()
 
 
 def prepare(name: str, *, quick: bool = False, overrides: Mapping[str, Any] | None = None,
@@ -71,28 +130,75 @@ def prepare(name: str, *, quick: bool = False, overrides: Mapping[str, Any] | No
     return experiment, config
 
 
-def _run_unit(experiment_name: str, config: ExperimentConfig, unit: Unit, seed: int) -> dict[str, Any]:
+def _run_unit(experiment: Experiment, config: ExperimentConfig, unit: Unit, seed: int) -> dict[str, Any]:
     """Compute one unit with BLAS pinned to one thread (identical numbers on every executor)."""
-    experiment = registry.get(experiment_name)
     with threadpool_limits(limits=1):
-        return experiment.compute_unit(config, unit, seed)
+        return normalize(experiment.compute_unit(config, unit, seed))
 
 
-def compute_units(experiment: Experiment, config: ExperimentConfig, *, seed: int,
-                  executor: concurrent.futures.Executor | None = None,
-                  progress: ProgressCallback | None = None) -> dict[str, dict[str, Any]]:
-    """Run every unit; return their outputs by unit key."""
+@dataclasses.dataclass
+class UnitCounts:
+    """How many units a run took from the cache and how many it computed."""
+
+    cached: int = 0
+    computed: int = 0
+
+
+def compute_units(experiment: Experiment, config: ExperimentConfig, *, seed: int, quick: bool = False,
+                  executor: concurrent.futures.Executor | None = None, cache: UnitCache | None = None,
+                  force: bool = False, progress: ProgressCallback | None = None,
+                  counts: UnitCounts | None = None) -> dict[str, dict[str, Any]]:
+    """Run every unit not already cached; return all outputs by unit key (in the experiment's unit order).
+
+    Each output is stored in ``cache`` as soon as its unit finishes, so an interrupted run loses only the units
+    in flight. With ``force`` the cache is ignored (and overwritten).
+    """
     units = experiment.units(config)
     keys = [u.key for u in units]
     if len(set(keys)) != len(keys):
         raise RuntimeError(f"experiment {experiment.name}: duplicate unit keys.")
-    executor = executor or SerialExecutor()
-    futures = {executor.submit(_run_unit, experiment.name, config, unit, seed): unit.key for unit in units}
+    counts = counts if counts is not None else UnitCounts()
     results: dict[str, dict[str, Any]] = {}
-    for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
-        results[futures[future]] = future.result()
-        if progress is not None:
-            progress(done, len(units))
+    cache_keys: dict[str, str] = {}
+    pending: list[Unit] = []
+    for unit in units:
+        if cache is not None:
+            cache_keys[unit.key] = cache.key(unit, experiment.unit_config(config, unit))
+            cached = None if force else cache.load(cache_keys[unit.key])
+            if cached is not None:
+                results[unit.key] = cached
+                counts.cached += 1
+                continue
+        pending.append(unit)
+    if progress is not None:
+        progress(len(results), len(units))
+    executor = executor or SerialExecutor()
+    # The serial executor computes on submit: submit one unit at a time so that each is cached before the next
+    # starts. Other executors get every unit at once and deliver them as they finish.
+    window = 1 if isinstance(executor, SerialExecutor) else max(len(pending), 1)
+    queue = iter(pending)
+    in_flight: dict[concurrent.futures.Future, Unit] = {}
+    try:
+        while True:
+            for unit in itertools.islice(queue, window - len(in_flight)):
+                in_flight[executor.submit(_run_unit, experiment, config, unit, seed)] = unit
+            if not in_flight:
+                break
+            finished, _ = concurrent.futures.wait(in_flight, return_when=concurrent.futures.FIRST_COMPLETED)
+            failed = [f for f in finished if f.exception() is not None]
+            for future in sorted(finished, key=lambda f: f in failed):  # cache every success before raising
+                unit = in_flight.pop(future)
+                output = future.result()
+                if cache is not None:
+                    cache.store(cache_keys[unit.key], unit, output)
+                results[unit.key] = output
+                counts.computed += 1
+                if progress is not None:
+                    progress(len(results), len(units))
+    except BaseException:
+        for future in in_flight:
+            future.cancel()
+        raise
     return {key: results[key] for key in keys}
 
 
@@ -130,10 +236,18 @@ def write_outputs(experiment: Experiment, result: dict[str, Any], out_dir: Path)
 
 def run_experiment(experiment: Experiment, config: ExperimentConfig, *, seed: int = 0, quick: bool = False,
                    out_dir: Path | None = None, executor: concurrent.futures.Executor | None = None,
-                   progress: ProgressCallback | None = None) -> dict[str, Any]:
-    """Run one experiment end to end; write its outputs when ``out_dir`` is given; return the result dict."""
+                   force: bool = False, progress: ProgressCallback | None = None,
+                   counts: UnitCounts | None = None) -> dict[str, Any]:
+    """Run one experiment end to end and return the result dict.
+
+    With ``out_dir`` the units are cached under ``out_dir/NAME/.cache/`` (a rerun resumes: it computes only the
+    missing units, and its result equals an uninterrupted run's except ``elapsed_s``) and the outputs are written.
+    """
     start = time.perf_counter()
-    unit_outputs = compute_units(experiment, config, seed=seed, executor=executor, progress=progress)
+    cache = (UnitCache(out_dir / experiment.name / ".cache", experiment=experiment.name, seed=seed, quick=quick)
+             if out_dir is not None else None)
+    unit_outputs = compute_units(experiment, config, seed=seed, quick=quick, executor=executor, cache=cache,
+                                 force=force, progress=progress, counts=counts)
     result = build_result(experiment, config, unit_outputs, seed=seed, quick=quick, elapsed_s=0.0)
     result["elapsed_s"] = time.perf_counter() - start
     if out_dir is not None:

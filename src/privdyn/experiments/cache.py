@@ -1,0 +1,103 @@
+"""The unit cache: each unit's output stored under ``DIR/NAME/.cache/``, so runs resume where they stopped.
+
+A unit's cache key is the SHA-256 of (experiment name, unit key, unit params, the unit's config, run seed, quick
+flag, privdyn version, and a hash of the installed package's source files). Editing any source file of privdyn, even
+without committing, therefore invalidates every cached unit; the git commit is recorded only as metadata in the
+results.
+
+Unit outputs are normalised through JSON (``Infinity``/``NaN`` tokens allowed in this internal format) before they
+are cached *and* before they are assembled, so a resumed run assembles exactly the same data as an uninterrupted one.
+Only the process that runs the experiment (the client) reads and writes the cache; files are written atomically.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import privdyn
+from privdyn.experiments.base import Unit
+from privdyn.experiments.outputs import atomic_write_text
+
+__all__ = ["source_hash", "tree_hash", "normalize", "UnitCache"]
+
+CACHE_FORMAT = 1
+
+
+@functools.lru_cache(maxsize=1)
+def source_hash() -> str:
+    """SHA-256 over the installed privdyn package's source files (relative path and bytes of every ``.py``)."""
+    return tree_hash(Path(privdyn.__file__).resolve().parent)
+
+
+def tree_hash(root: Path) -> str:
+    """SHA-256 over the relative paths and contents of the ``.py`` files below ``root``, in sorted order."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise TypeError(f"unit outputs must be JSON-compatible; got a {type(value).__name__}.")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=_default, allow_nan=True, sort_keys=True, separators=(",", ":"))
+
+
+def normalize(output: Mapping[str, Any]) -> dict[str, Any]:
+    """The unit output as it reads back from the cache (tuples become lists, NumPy values Python values)."""
+    return json.loads(_dumps(output))
+
+
+class UnitCache:
+    """The cache of one experiment run: ``directory/<key>.json`` per unit."""
+
+    def __init__(self, directory: Path, *, experiment: str, seed: int, quick: bool) -> None:
+        self.directory = Path(directory)
+        self._fields = {"format": CACHE_FORMAT, "experiment": experiment, "seed": int(seed), "quick": bool(quick),
+                        "privdyn": privdyn.__version__, "source": source_hash()}
+
+    def key(self, unit: Unit, unit_config: Mapping[str, Any]) -> str:
+        identity = {**self._fields, "unit_key": unit.key, "unit_params": dict(unit.params),
+                    "unit_config": dict(unit_config)}
+        return hashlib.sha256(_dumps(identity).encode()).hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.directory / f"{key}.json"
+
+    def load(self, key: str) -> dict[str, Any] | None:
+        """The cached output, or None when absent or unreadable (a torn file is recomputed, never trusted)."""
+        path = self._path(key)
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(record, dict) or record.get("key") != key or "output" not in record:
+            return None
+        return record["output"]
+
+    def store(self, key: str, unit: Unit, output: Mapping[str, Any]) -> None:
+        record = {"key": key, "unit_key": unit.key, **self._fields, "output": output}
+        atomic_write_text(self._path(key), _dumps(record) + "\n")
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.directory.glob("*.json")) if self.directory.is_dir() else 0
