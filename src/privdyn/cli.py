@@ -1,4 +1,4 @@
-"""The ``privdyn`` command: list, show, run and reproduce the experiments (ARCHITECTURE.md, CLI contract).
+"""The ``privdyn`` command: list, show, run and reproduce the experiments; bench (ARCHITECTURE.md, CLI contract).
 
 Exit status: 0 the run completed (whatever its checks say); 1 ``--strict`` and a check failed; 2 bad arguments or
 config (exactly one line on stderr, nothing written); 3 an unexpected error (one line; the traceback with
@@ -183,6 +183,34 @@ def reproduce_command(
     typer.echo(f"summary: {out / 'summary.md'}")
     if strict and any(_fails_strict(r) for r in results):
         raise typer.Exit(EXIT_CHECKS_FAILED)
+
+
+@app.command("bench")
+def bench_command(
+    names: Annotated[list[str] | None, typer.Argument(help="Benchmark names (default: all).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    directory: Annotated[Path, typer.Option("--dir", help="The benchmark directory.")] = Path("benchmarks"),
+    repeats: Annotated[int | None, typer.Option("--repeats", help="Timed repetitions (default: each's own).")]
+    = None,
+) -> None:
+    """From a checkout: run ./benchmarks and print candidate vs reference medians and their ratio."""
+    from privdyn import benchmarking
+
+    if repeats is not None and repeats < 1:
+        raise _Usage(f"--repeats must be an integer >= 1; got {repeats}.")
+    try:
+        selected = benchmarking.discover(directory, names or ())
+    except ValueError as exc:
+        raise _Usage(str(exc)) from None
+    results = [benchmarking.run_benchmark(b, repeats=repeats) for b in selected]
+    if json_output:
+        typer.echo(json.dumps([r.to_json() for r in results], indent=2))
+        return
+    for r in results:
+        target = "" if r.target_ratio is None else (
+            f"; target {r.target_ratio:g}x {'met' if r.meets_target else 'NOT met'}")
+        typer.echo(f"{r.name}: {r.candidate} {r.candidate_median_s * 1e3:.3f} ms vs {r.reference} "
+                   f"{r.reference_median_s * 1e3:.3f} ms (medians of {r.repeats}) -> {r.ratio:.1f}x faster{target}")
 
 
 def _one_line(text: str) -> str:
