@@ -23,7 +23,7 @@ from privdyn import _check, rng
 from privdyn.algorithms import noisy_gd as ngd
 from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.config import ExperimentConfig
-from privdyn.experiments.plotting import as_floats, plt, save_figure, select_series
+from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
     Check,
     CheckKind,
@@ -306,6 +306,7 @@ class Fig1(Experiment):
         return checks
 
     def plot(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
+        plt = pyplot()
         fig, ax = plt.subplots(figsize=(7.5, 5))
         orders = sorted({s["params"]["renyi_order"] for s in result["series"]})
         lams = sorted({s["params"]["strong_convexity"] for s in result["series"]})
@@ -584,6 +585,7 @@ class Tightness(Experiment):
         return [*checks, moment_check, theory_check]
 
     def plot(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
+        plt = pyplot()
         fig, ax = plt.subplots(figsize=(7, 4.8))
         for s in result["series"]:
             style = {"lower_bound": ":", "composition": "--"}.get(s["params"]["quantity"], "-")
@@ -825,6 +827,7 @@ class Table1(Experiment):
         return checks
 
     def plot(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
+        plt = pyplot()
         fig, ax = plt.subplots(figsize=(6.5, 4.5))
         for s in result["series"]:
             if s["params"]["quantity"] == "excess_risk_bound":

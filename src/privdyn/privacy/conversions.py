@@ -34,9 +34,15 @@ from typing import Any
 
 import numpy as np
 import scipy.optimize
-from dp_accounting.rdp import rdp_privacy_accountant
 
 from privdyn import _check
+
+
+def _dp_accounting_rdp():
+    """dp-accounting's RDP module, imported on first use (it pulls in scipy.signal: ~0.6 s at startup)."""
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    return rdp_privacy_accountant
 
 __all__ = [
     "RDP_CONVERSION_METHODS",
@@ -145,7 +151,7 @@ def _mironov_epsilons(orders: np.ndarray, rdp: np.ndarray, delta: float) -> np.n
 
 def _balle_epsilon(order: float, rdp: float, delta: float) -> float:
     """dp_accounting's conversion at one order (Balle et al. 2020 Thm 21 with the total-variation bound)."""
-    value, _ = rdp_privacy_accountant.compute_epsilon([order], [rdp], delta)
+    value, _ = _dp_accounting_rdp().compute_epsilon([order], [rdp], delta)
     value = float(value)
     if order <= _DP_ACCOUNTING_MIN_ORDER:
         # dp_accounting returns inf here unless the total-variation bound gives 0; Mironov's bound is valid.
@@ -205,7 +211,7 @@ def _balle_delta(order: float, rdp: float, epsilon: float) -> float:
     # There privdyn passes r = _TINY_RDP instead (both bounds increase with r, so this is conservative) and
     # evaluates the total-variation bound sqrt(1 - exp(-r)) at the true r itself.
     tiny = 0.0 < rdp < _TINY_RDP
-    value, _ = rdp_privacy_accountant.compute_delta([order], [_TINY_RDP if tiny else rdp], epsilon)
+    value, _ = _dp_accounting_rdp().compute_delta([order], [_TINY_RDP if tiny else rdp], epsilon)
     value = float(value)
     if 0.0 < value < 1.0:
         scale = (order - 1.0) * (rdp + epsilon + abs(math.log1p(-1.0 / order))) + math.log(order) + 2.0
