@@ -128,3 +128,17 @@ def test_every_experiment_has_a_quick_config_and_unique_units():
         keys = [u.key for u in experiment.units(config)]
         assert len(keys) == len(set(keys)) and keys
         assert experiment.name.startswith(experiment.paper_key + "-")
+
+
+def test_tightness_runs_do_not_depend_on_unit_batching():
+    """Run i draws the same noise whatever mc_block_size: the pooled moments agree up to summation order."""
+    experiment = registry.get("langevin-tightness")
+    base = experiment.config(quick=True)
+    totals = []
+    for block in (1_000, 2_500):
+        config = apply_overrides(base, {"mc_num_runs": 5_000, "mc_block_size": block})
+        sims = [u for u in experiment.units(config) if u.params.get("dataset") == "D"]
+        outs = [experiment.compute_unit(config, u, seed=3) for u in sims]
+        totals.append((sum(o["num_runs"] for o in outs), sum(o["sum"] for o in outs)))
+    assert totals[0][0] == totals[1][0] == 5_000
+    assert totals[0][1] == pytest.approx(totals[1][1], rel=1e-12)
