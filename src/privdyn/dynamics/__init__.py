@@ -1,0 +1,1 @@
+"""Deterministic equivalents of noisy training dynamics (risk ODEs, Volterra equations, scaling laws). No simulation, no I/O."""
