@@ -12,9 +12,10 @@ spells as ``"inf"``, ``"-inf"`` and ``"nan"`` count as floats and must match exa
 integers, booleans, ``null``, list lengths, key sets) must be equal.
 
 The report gives the number of floats compared, the worst absolute and the worst relative difference with where they
-occur, and every structural or non-float difference (up to ``--max-report``). The exit status is 0 when every float
-is within ``atol + rtol * |reference|`` (both 0 by default: identical numbers) and nothing else differs, 1
-otherwise, 2 on bad arguments.
+occur, every structural or other non-float difference, and apart from these the text differences (a string that is
+not a number on either side, e.g. a reworded claim or note), each list up to ``--max-report`` lines. The exit status
+is 0 when every float is within ``atol + rtol * |reference|`` (both 0 by default: identical numbers) and nothing else
+differs (text differences are allowed with ``--allow-text``), 1 otherwise, 2 on bad arguments.
 
 A refactor that is meant to change no number is checked with the defaults::
 
@@ -68,10 +69,16 @@ class Comparison:
     worst_rel_at: str = ""
     floats_out_of_tolerance: int = 0
     differences: list[str] = dataclasses.field(default_factory=list)
+    text_differences: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def identical(self) -> bool:
-        """True when every float is within tolerance and nothing else differs."""
+        """True when every float is within tolerance and nothing else differs, text included."""
+        return self.same_numbers and not self.text_differences
+
+    @property
+    def same_numbers(self) -> bool:
+        """True when every float is within tolerance and the structure and non-text values agree."""
         return self.floats_out_of_tolerance == 0 and not self.differences
 
     def _float(self, ref: float, cand: float, where: str) -> None:
@@ -111,6 +118,9 @@ class Comparison:
                 self.differences.append(f"{where}: length {len(ref)} != {len(cand)}")
             for i, (r, c) in enumerate(zip(ref, cand, strict=False)):
                 self.walk(r, c, f"{where}[{_label(r, i)}]")
+        elif isinstance(ref, str) and isinstance(cand, str):
+            if ref != cand:
+                self.text_differences.append(f"{where}: {_short(ref)} != {_short(cand)}")
         elif type(ref) is not type(cand) or ref != cand:
             self.differences.append(f"{where}: {_short(ref)} != {_short(cand)}")
 
@@ -159,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--atol", type=float, default=0.0, help="absolute tolerance per float (default 0)")
     parser.add_argument("--rtol", type=float, default=0.0, help="relative tolerance per float (default 0)")
     parser.add_argument("--max-report", type=int, default=20, help="differences listed at most (default 20)")
+    parser.add_argument("--allow-text", action="store_true",
+                        help="exit 0 when only text (reworded claims, notes, labels) differs")
     args = parser.parse_args(argv)
     for folder in (args.reference, args.candidate):
         if not folder.is_dir():
@@ -173,12 +185,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"worst relative difference: {result.worst_rel:.3e}" + (f" at {result.worst_rel_at}" if result.worst_rel
                                                                     else ""))
     print(f"floats outside atol={args.atol:g}, rtol={args.rtol:g}: {result.floats_out_of_tolerance}")
-    print(f"other differences: {len(result.differences)}")
-    for line in result.differences[: args.max_report]:
-        print(f"  {line}")
-    if len(result.differences) > args.max_report:
-        print(f"  ... and {len(result.differences) - args.max_report} more")
-    return 0 if result.identical else 1
+    for title, lines in (("other differences", result.differences), ("text differences", result.text_differences)):
+        print(f"{title}: {len(lines)}")
+        for line in lines[: args.max_report]:
+            print(f"  {line}")
+        if len(lines) > args.max_report:
+            print(f"  ... and {len(lines) - args.max_report} more")
+    return 0 if result.identical or (args.allow_text and result.same_numbers) else 1
 
 
 if __name__ == "__main__":

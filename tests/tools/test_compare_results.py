@@ -51,7 +51,9 @@ def test_worst_differences_and_tolerances() -> None:
 
 def test_non_float_and_structural_differences_are_reported() -> None:
     assert not compare_results.compare_values(_result([0.1]), _result([0.1, 0.2])).identical  # length
-    assert not compare_results.compare_values(_result([0.1], note="a"), _result([0.1], note="b")).identical
+    reworded = compare_results.compare_values(_result([0.1], note="a"), _result([0.1], note="b"))
+    assert not reworded.identical and reworded.same_numbers
+    assert reworded.text_differences == [".checks[0:c].note: \"a\" != \"b\""]
     assert not compare_results.compare_values(_result(["nan"]), _result([0.0])).identical
     assert compare_results.compare_values(_result(["nan"]), _result(["nan"])).identical
     assert not compare_results.compare_values(_result([1]), _result([1.0])).identical  # int vs float
@@ -72,6 +74,9 @@ def test_folders_and_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     (tmp_path / "cand" / "extra" / "result.json").unlink()
     (tmp_path / "cand" / "extra").rmdir()
     assert compare_results.main([str(tmp_path / "ref"), str(tmp_path / "cand"), "--rtol", "1e-9"]) == 0
+    (tmp_path / "cand" / "toy" / "result.json").write_text(json.dumps(_result([0.1, 0.3], note="reworded")))
+    assert compare_results.main([str(tmp_path / "ref"), str(tmp_path / "cand")]) == 1
+    assert compare_results.main([str(tmp_path / "ref"), str(tmp_path / "cand"), "--allow-text"]) == 0
     with pytest.raises(SystemExit) as exc:
         compare_results.main([str(tmp_path / "missing"), str(tmp_path / "cand")])
     assert exc.value.code == 2
