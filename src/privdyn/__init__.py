@@ -7,15 +7,65 @@ Four research results are implemented exactly (see ``docs/``):
 * ``dpgd``: one-pass clipped DP-GD for linear regression (Bombari, Luo, Seroussi, Mondelli 2025);
 * ``kan``: Kolmogorov-Arnold networks trained by DP-SGD with correlated noise (Wang, Schuchardt, Kalinin, et al.).
 
-Engines live in :mod:`privdyn.privacy`, :mod:`privdyn.dynamics` and :mod:`privdyn.algorithms`; the figure
-reproductions in :mod:`privdyn.experiments`; the ``privdyn`` command in :mod:`privdyn.cli`.
+The engines live in the subpackages :mod:`privdyn.privacy` (accountants), :mod:`privdyn.dynamics` (risk
+predictions), :mod:`privdyn.algorithms` (simulators), :mod:`privdyn.bounds`, :mod:`privdyn.models` and
+:mod:`privdyn.data`, each of which re-exports its public names flat; the figure reproductions live in
+:mod:`privdyn.experiments` and the ``privdyn`` command in :mod:`privdyn.cli`. The core types are available here:
+:class:`Guarantee`, :class:`NeighboringRelation`, :class:`PrivacyLoss`, :class:`Spectrum` and the learning-rate
+schedules. Everything loads on first use, so ``import privdyn`` imports no numerical library.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("privdyn")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0+unknown"
+from typing import TYPE_CHECKING
 
-__all__ = ["__version__"]
+from privdyn import _lazy
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "privacy.labels": ("Guarantee", "NeighboringRelation", "PrivacyLoss"),
+    "spectra": ("Spectrum",),
+    "schedules": ("Constant", "Custom", "Harmonic", "LearningRate", "Polynomial"),
+}
+_SUBMODULES = ("algorithms", "bounds", "data", "dynamics", "experiments", "models", "privacy", "rng", "schedules",
+               "spectra", "tuning")
+
+_getattr, __dir__, _public = _lazy.attach(__name__, _EXPORTS, submodules=_SUBMODULES)
+__all__ = ["__version__", *_public]
+
+
+def __getattr__(name: str) -> object:
+    if name == "__version__":  # importlib.metadata is itself slow to import: look the version up on first use
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("privdyn")
+        except PackageNotFoundError:  # running from a source tree that was not installed
+            value = "0+unknown"
+        globals()["__version__"] = value
+        return value
+    return _getattr(name)
+
+
+if TYPE_CHECKING:
+    from privdyn import algorithms as algorithms
+    from privdyn import bounds as bounds
+    from privdyn import data as data
+    from privdyn import dynamics as dynamics
+    from privdyn import experiments as experiments
+    from privdyn import models as models
+    from privdyn import privacy as privacy
+    from privdyn import rng as rng
+    from privdyn import schedules as schedules
+    from privdyn import spectra as spectra
+    from privdyn import tuning as tuning
+    from privdyn.privacy.labels import Guarantee as Guarantee
+    from privdyn.privacy.labels import NeighboringRelation as NeighboringRelation
+    from privdyn.privacy.labels import PrivacyLoss as PrivacyLoss
+    from privdyn.schedules import Constant as Constant
+    from privdyn.schedules import Custom as Custom
+    from privdyn.schedules import Harmonic as Harmonic
+    from privdyn.schedules import LearningRate as LearningRate
+    from privdyn.schedules import Polynomial as Polynomial
+    from privdyn.spectra import Spectrum as Spectrum
+
+    __version__: str

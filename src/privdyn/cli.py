@@ -2,7 +2,9 @@
 
 Exit status: 0 the run completed (whatever its checks say); 1 ``--strict`` and a check failed; 2 bad arguments or
 config (exactly one line on stderr, nothing written); 3 an unexpected error (one line; the traceback with
-``--debug``). The CLI only parses and wires: experiments and engines do the work.
+``--debug``). The CLI only parses and wires: experiments and engines do the work. It imports the runner, the
+registry and an experiment's module only when a command needs them, so ``privdyn --help`` and ``privdyn --version``
+stay fast.
 """
 
 from __future__ import annotations
@@ -12,14 +14,16 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.exceptions import TyperException
 
-from privdyn.experiments import progress, registry, runner
-from privdyn.experiments.config import ConfigError, parse_overrides
-from privdyn.experiments.results import fails_strict
+from privdyn.experiments import progress
+from privdyn.experiments.config import DEFAULT_EXECUTOR, DEFAULT_OUT_DIR, ConfigError, parse_overrides
+
+if TYPE_CHECKING:
+    from privdyn.experiments.runner import UnitCounts
 
 __all__ = ["app", "main"]
 
@@ -37,6 +41,22 @@ app = typer.Typer(
 
 class _Usage(Exception):
     """A usage or config error: one line on stderr, exit 2."""
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        import privdyn
+
+        typer.echo(f"privdyn {privdyn.__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
+                                          callback=_print_version)] = False,
+) -> None:
+    """Predict, certify and optimize the privacy-utility trade-off of noisy gradient training."""
 
 
 @contextlib.contextmanager
@@ -64,6 +84,8 @@ def _progress(label: str):
 
 
 def _run_one(name: str, config, *, seed: int, quick: bool, out: Path, executor, force: bool) -> dict[str, Any]:
+    from privdyn.experiments import registry, runner
+
     experiment = registry.get(name)
     counts = runner.UnitCounts()
     with _progress(name) as on_unit:
@@ -80,10 +102,12 @@ def _check_counts(result: dict[str, Any]) -> tuple[int, int, int]:
 
 
 def _fails_strict(result: dict[str, Any]) -> bool:
+    from privdyn.experiments.results import fails_strict
+
     return any(fails_strict(c) for c in result["checks"])
 
 
-def _report(result: dict[str, Any], out: Path, counts: runner.UnitCounts) -> None:
+def _report(result: dict[str, Any], out: Path, counts: UnitCounts) -> None:
     """One line per experiment (and one per failed check)."""
     passed, failed, other = _check_counts(result)
     typer.echo(f"{result['experiment']}: {passed} checks passed, {failed} failed, {other} not applicable or "
@@ -98,6 +122,8 @@ def _report(result: dict[str, Any], out: Path, counts: runner.UnitCounts) -> Non
 @app.command("list")
 def list_command(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """One line per experiment: name, paper key, description."""
+    from privdyn.experiments import registry
+
     rows = [{"name": e.name, "paper": e.paper_key, "description": e.description, "title": e.title}
             for e in registry.EXPERIMENTS.values()]
     if json_output:
@@ -116,6 +142,8 @@ def show_command(name: Annotated[str, typer.Argument(help="Experiment name.")],
 
 
 def _prepare(name: str, *, quick: bool, overrides: Sequence[str]):
+    from privdyn.experiments import runner
+
     try:
         return runner.prepare(name, quick=quick, overrides=parse_overrides(overrides))
     except ConfigError as exc:
@@ -125,6 +153,8 @@ def _prepare(name: str, *, quick: bool, overrides: Sequence[str]):
 @contextlib.contextmanager
 def _executor(spec: str):
     """Open the executor; a bad spec or an unreachable scheduler is a usage error (before anything runs)."""
+    from privdyn.experiments import runner
+
     stack = contextlib.ExitStack()
     try:
         pool = stack.enter_context(runner.open_executor(spec))
@@ -141,10 +171,10 @@ EXECUTOR_HELP = "Where units run: serial, local (a process pool), dask-local, or
 def run_command(
     name: Annotated[str, typer.Argument(help="Experiment name (see `privdyn list`).")],
     quick: Annotated[bool, typer.Option("--quick", help="The fast config (CI-sized).")] = False,
-    out: Annotated[Path, typer.Option("--out", help="Output directory.")] = runner.DEFAULT_OUT_DIR,
+    out: Annotated[Path, typer.Option("--out", help="Output directory.")] = DEFAULT_OUT_DIR,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override a config key: KEY=VALUE (JSON).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Run seed.")] = 0,
-    executor: Annotated[str, typer.Option("--executor", help=EXECUTOR_HELP)] = runner.DEFAULT_EXECUTOR,
+    executor: Annotated[str, typer.Option("--executor", help=EXECUTOR_HELP)] = DEFAULT_EXECUTOR,
     force: Annotated[bool, typer.Option("--force", help="Ignore the cache and recompute every unit.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when an invariant or unexplained claim fails.")]
     = False,
@@ -163,12 +193,14 @@ def run_command(
 def reproduce_command(
     quick: Annotated[bool, typer.Option("--quick", help="The fast configs (CI-sized).")] = False,
     only: Annotated[list[str] | None, typer.Option("--only", help="Exact names or shell-style globs.")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Output directory.")] = runner.DEFAULT_OUT_DIR,
-    executor: Annotated[str, typer.Option("--executor", help=EXECUTOR_HELP)] = runner.DEFAULT_EXECUTOR,
+    out: Annotated[Path, typer.Option("--out", help="Output directory.")] = DEFAULT_OUT_DIR,
+    executor: Annotated[str, typer.Option("--executor", help=EXECUTOR_HELP)] = DEFAULT_EXECUTOR,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when an invariant or unexplained claim fails.")]
     = False,
 ) -> None:
     """Run every experiment (or those selected by --only); write DIR/summary.json and DIR/summary.md."""
+    from privdyn.experiments import registry, runner
+
     try:
         experiments = registry.select(only)
     except ValueError as exc:
@@ -248,7 +280,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"privdyn: unexpected error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
         return EXIT_UNEXPECTED
     return int(status or 0)
-
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,7 +18,6 @@ import dataclasses
 import hashlib
 
 import numpy as np
-from scipy import special
 
 from privdyn import _check
 
@@ -172,6 +171,8 @@ class CounterStream:
         hi = (words[..., 0::2] >> np.uint64(5)).astype(np.float64)
         lo = (words[..., 1::2] >> np.uint64(6)).astype(np.float64)
         uniform = (hi * 67108864.0 + lo + 0.5) / 9007199254740992.0
+        from scipy import special  # imported on use: importing the streams stays cheap
+
         return special.ndtri(uniform).reshape(num_runs, 2 * pairs)[:, :size]
 
 

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import integrate
 
 from privdyn import _check
 
@@ -44,6 +43,8 @@ class LearningRate(abc.ABC):
     def integral(self, t: Any) -> np.ndarray:
         """∫₀ᵗ η̃(s) ds (adaptive quadrature unless a subclass has a closed form)."""
         ts = np.asarray(t, dtype=float)
+        from scipy import integrate  # imported on use: importing the schedules stays cheap
+
         out = np.array([integrate.quad(lambda s: float(self.value(s)), 0.0, float(x), limit=200)[0]
                         for x in ts.ravel()])
         return out.reshape(ts.shape) if ts.ndim else out[0]

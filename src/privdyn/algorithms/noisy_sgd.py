@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from privdyn import _check
+from privdyn._deprecation import renamed_arguments
 from privdyn.data.hsgd_design import UniformDesign
 from privdyn.data.synthetic import SyntheticDesign
 from privdyn.dynamics.hsgd import HSGDProblem, RiskCurve, X0Policy
@@ -137,12 +138,15 @@ class NoisySGDSimulation:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def sgd_step_sizes(num_steps: int, dim: int, *, step_size: Any = None,
+@renamed_arguments(dim="d")
+def sgd_step_sizes(num_steps: int, d: int, *, step_size: Any = None,
                    learning_rate: LearningRate | None = None) -> np.ndarray:
     """The steps η_0..η_{n−1}: a constant or per-step ``step_size``, or η_k = γ(k/d)/d from a ``learning_rate``
-    profile γ (the paper's scaling, Section 1: t = k/d). Exactly one of the two. Shape (num_steps,)."""
+    profile γ (the paper's scaling, Section 1: t = k/d). Exactly one of the two. Shape (num_steps,).
+
+    The former name ``dim`` of ``d`` is still accepted, with a ``DeprecationWarning``."""
     _check.integer(minimum=0, num_steps=num_steps)
-    _check.integer(minimum=1, dim=dim)
+    _check.integer(minimum=1, d=d)
     if (step_size is None) == (learning_rate is None):
         raise ValueError("give exactly one of step_size (the discrete η) and learning_rate (the profile γ(t), "
                          f"η_k = γ(k/d)/d); got step_size={step_size!r}, learning_rate={learning_rate!r}.")
@@ -150,7 +154,7 @@ def sgd_step_sizes(num_steps: int, dim: int, *, step_size: Any = None,
         if not isinstance(learning_rate, LearningRate):
             raise TypeError(f"learning_rate must be a privdyn.schedules.LearningRate; got "
                             f"{type(learning_rate).__name__}.")
-        eta = np.asarray(learning_rate.value(np.arange(num_steps) / dim), dtype=float).reshape(num_steps) / dim
+        eta = np.asarray(learning_rate.value(np.arange(num_steps) / d), dtype=float).reshape(num_steps) / d
         if not (np.all(np.isfinite(eta)) and np.all(eta > 0)):
             raise ValueError("learning_rate must be finite and > 0 at every SGD time k/d, k < num_steps.")
         return eta

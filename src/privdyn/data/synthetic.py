@@ -20,20 +20,25 @@ from typing import Any
 import numpy as np
 
 from privdyn import _check
+from privdyn._deprecation import renamed_arguments
 from privdyn.schedules import OutsideTheoryWarning
 from privdyn.spectra import Spectrum, isotropic_target, power_law_target
 
 __all__ = ["SyntheticDesign", "num_samples"]
 
 
-def num_samples(dim: int, *, aspect_ratio: float) -> int:
-    """The sample size n = round(d / γ) for a dimension d and an ``aspect_ratio`` γ = d/n > 0 (n >= 1)."""
-    _check.integer(minimum=1, dim=dim)
+@renamed_arguments(dim="d")
+def num_samples(d: int, *, aspect_ratio: float) -> int:
+    """The sample size n = round(d / γ) for a dimension d and an ``aspect_ratio`` γ = d/n > 0 (n >= 1).
+
+    The former name ``dim`` of ``d`` is still accepted, with a ``DeprecationWarning``.
+    """
+    _check.integer(minimum=1, d=d)
     _check.scalar(aspect_ratio=aspect_ratio)
     _check.positive(aspect_ratio=aspect_ratio)
-    n = round(dim / float(aspect_ratio))
+    n = round(d / float(aspect_ratio))
     if n < 1:
-        raise ValueError(f"aspect_ratio must be <= 2*d = {2 * dim} so that n = round(d/aspect_ratio) >= 1; "
+        raise ValueError(f"aspect_ratio must be <= 2*d = {2 * d} so that n = round(d/aspect_ratio) >= 1; "
                          f"got aspect_ratio={aspect_ratio!r}.")
     return int(n)
 

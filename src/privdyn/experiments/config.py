@@ -23,9 +23,19 @@ import math
 import types
 import typing
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar, Literal, Self, get_args, get_origin
 
-__all__ = ["ConfigError", "ExperimentConfig", "apply_overrides", "parse_overrides"]
+__all__ = ["DEFAULT_EXECUTOR", "DEFAULT_OUT_DIR", "EXECUTOR_SPECS", "ConfigError", "ExperimentConfig",
+           "apply_overrides", "parse_overrides"]
+
+DEFAULT_OUT_DIR = Path("privdyn-results")
+"""Where ``privdyn run`` and ``privdyn reproduce`` write when ``--out`` is not given."""
+
+EXECUTOR_SPECS = ("serial", "local", "dask-local", "tcp://HOST:PORT")
+"""The ``--executor`` values (see :func:`privdyn.experiments.runner.open_executor`)."""
+
+DEFAULT_EXECUTOR = "local"
 
 
 class ConfigError(ValueError):

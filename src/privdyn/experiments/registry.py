@@ -1,72 +1,85 @@
-"""The registry of experiments: an immutable mapping from name to experiment, built at import."""
+"""The registry of experiments: every experiment's name and module, loaded on first use.
+
+The names are listed here, in paper order, by the module that defines them; a module is imported only when one of
+its experiments is asked for, so ``privdyn run langevin-fig1`` (and each worker process) imports one experiment
+module, and ``privdyn --help`` none. ``EXPERIMENTS`` (every experiment, an immutable mapping) imports them all.
+``tests/experiments/test_registry.py`` checks that each module defines exactly the experiments listed for it.
+"""
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
+import importlib
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from privdyn.experiments import (
-    dpgd_closed_forms,
-    dpgd_heatmaps,
-    dpgd_scaling,
-    dpgd_schedules,
-    dpgd_trajectory,
-    hsgd_privacy_figures,
-    hsgd_risk,
-    kan_identities,
-    kan_privacy,
-    kan_training,
-    langevin,
+if TYPE_CHECKING:
+    from privdyn.experiments.base import Experiment
+
+__all__ = ["EXPERIMENTS", "MODULES", "NAMES", "get", "select"]
+
+MODULES: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "langevin": ("langevin-fig1", "langevin-tightness", "langevin-table1"),
+    "hsgd_risk": ("hsgd-fig1a", "hsgd-fig2a", "hsgd-validation"),
+    "hsgd_privacy_figures": ("hsgd-fig1b", "hsgd-fig2b", "hsgd-fig3a", "hsgd-fig3b"),
+    "dpgd_trajectory": ("dpgd-fig1",),
+    "dpgd_scaling": ("dpgd-fig2", "dpgd-fig3"),
+    "dpgd_heatmaps": ("dpgd-fig4", "dpgd-fig5", "dpgd-fig6"),
+    "dpgd_schedules": ("dpgd-fig7", "dpgd-fig8"),
+    "dpgd_closed_forms": ("dpgd-fig9", "dpgd-fig10", "dpgd-fig11", "dpgd-fig12", "dpgd-fig13"),
+    "kan_privacy": ("kan-fig1-right", "kan-calibration"),
+    "kan_training": ("kan-fig1-left", "kan-bounds"),
+    "kan_identities": ("kan-identities", "kan-stability"),
+})
+"""Each experiment module of :mod:`privdyn.experiments` and the names of the experiments it defines."""
+
+NAMES: tuple[str, ...] = (
+    "langevin-fig1", "langevin-tightness", "langevin-table1",
+    "hsgd-fig1a", "hsgd-fig1b", "hsgd-fig2a", "hsgd-fig2b", "hsgd-fig3a", "hsgd-fig3b", "hsgd-validation",
+    "dpgd-fig1", "dpgd-fig2", "dpgd-fig3", "dpgd-fig4", "dpgd-fig5", "dpgd-fig6", "dpgd-fig7", "dpgd-fig8",
+    "dpgd-fig9", "dpgd-fig10", "dpgd-fig11", "dpgd-fig12", "dpgd-fig13",
+    "kan-fig1-right", "kan-fig1-left", "kan-calibration", "kan-bounds", "kan-identities", "kan-stability",
 )
-from privdyn.experiments.base import Experiment
+"""Every experiment name, in paper order (a paper's figures in figure order, then what goes beyond the paper)."""
 
-__all__ = ["EXPERIMENTS", "get", "select"]
-
-
-def _figure_number(experiment: Experiment) -> int:
-    """``dpgd-fig10`` -> 10: experiments of a paper spread over several modules are listed in figure order.
-
-    Experiments that are not a paper figure (e.g. ``hsgd-validation``) come after the figures.
-    """
-    name = experiment.name
-    digits = "".join(ch for ch in name.rpartition("-fig")[2] if ch.isdigit()) if "-fig" in name else ""
-    return int(digits) if digits else 10**6
-
-
-_DPGD = sorted((*dpgd_trajectory.EXPERIMENTS, *dpgd_scaling.EXPERIMENTS, *dpgd_heatmaps.EXPERIMENTS,
-                *dpgd_schedules.EXPERIMENTS, *dpgd_closed_forms.EXPERIMENTS), key=_figure_number)
-
-_HSGD = sorted((*hsgd_risk.EXPERIMENTS, *hsgd_privacy_figures.EXPERIMENTS), key=_figure_number)
-
-_KAN = sorted((*kan_privacy.EXPERIMENTS, *kan_training.EXPERIMENTS, *kan_identities.EXPERIMENTS), key=_figure_number)
-
-_ALL: tuple[Experiment, ...] = (*langevin.EXPERIMENTS, *_HSGD, *_DPGD, *_KAN)
-
-EXPERIMENTS = MappingProxyType({exp.name: exp for exp in _ALL})
-"""Every experiment, by name, in paper order."""
+_MODULE_OF = MappingProxyType({name: module for module, names in MODULES.items() for name in names})
 
 
 def get(name: str) -> Experiment:
-    """The experiment called ``name``; ``ValueError`` listing the valid names otherwise."""
+    """The experiment called ``name`` (importing its module only); ``ValueError`` listing the valid names otherwise."""
     try:
-        return EXPERIMENTS[name]
+        module = _MODULE_OF[name]
     except KeyError:
-        raise ValueError(f"unknown experiment {name!r}; valid names: {', '.join(EXPERIMENTS)}.") from None
+        raise ValueError(f"unknown experiment {name!r}; valid names: {', '.join(NAMES)}.") from None
+    experiments = importlib.import_module(f"privdyn.experiments.{module}").EXPERIMENTS
+    return next(e for e in experiments if e.name == name)
 
 
 def select(patterns: Iterable[str] | None) -> list[Experiment]:
     """Experiments whose names match any of the exact names or shell-style globs (all when ``patterns`` is empty).
 
-    A pattern that matches nothing is an error.
+    A pattern that matches nothing is an error. Only the modules of the selected experiments are imported.
     """
     patterns = list(patterns or [])
     if not patterns:
-        return list(EXPERIMENTS.values())
+        return [get(name) for name in NAMES]
     chosen: list[str] = []
     for pattern in patterns:
-        matched = [name for name in EXPERIMENTS if fnmatch.fnmatchcase(name, pattern)]
+        matched = [name for name in NAMES if fnmatch.fnmatchcase(name, pattern)]
         if not matched:
-            raise ValueError(f"--only {pattern!r} matches no experiment; valid names: {', '.join(EXPERIMENTS)}.")
+            raise ValueError(f"--only {pattern!r} matches no experiment; valid names: {', '.join(NAMES)}.")
         chosen.extend(m for m in matched if m not in chosen)
-    return [EXPERIMENTS[name] for name in EXPERIMENTS if name in chosen]
+    return [get(name) for name in NAMES if name in chosen]
+
+
+def __getattr__(name: str) -> Mapping[str, Experiment]:
+    if name == "EXPERIMENTS":  # every experiment, by name, in paper order (imports every experiment module)
+        experiments = MappingProxyType({n: get(n) for n in NAMES})
+        globals()["EXPERIMENTS"] = experiments
+        return experiments
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    EXPERIMENTS: Mapping[str, Experiment]

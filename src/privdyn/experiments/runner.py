@@ -25,7 +25,14 @@ from threadpoolctl import threadpool_limits
 from privdyn.experiments import outputs, registry
 from privdyn.experiments.base import Experiment, Unit
 from privdyn.experiments.cache import UnitCache, normalize
-from privdyn.experiments.config import ConfigError, ExperimentConfig, apply_overrides
+from privdyn.experiments.config import (
+    DEFAULT_EXECUTOR,
+    DEFAULT_OUT_DIR,
+    EXECUTOR_SPECS,
+    ConfigError,
+    ExperimentConfig,
+    apply_overrides,
+)
 
 __all__ = [
     "DEFAULT_OUT_DIR",
@@ -41,8 +48,6 @@ __all__ = [
     "write_summary",
 ]
 
-DEFAULT_OUT_DIR = Path("privdyn-results")
-
 ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after each unit."""
 
@@ -57,10 +62,6 @@ class SerialExecutor(concurrent.futures.Executor):
         except BaseException as exc:  # noqa: BLE001 - delivered through the future, as an executor does
             future.set_exception(exc)
         return future
-
-
-EXECUTOR_SPECS = ("serial", "local", "dask-local", "tcp://HOST:PORT")
-DEFAULT_EXECUTOR = "local"
 
 
 def _check_executor_spec(spec: str) -> None:
