@@ -5,6 +5,8 @@ LambdaCGD, renyi_gaussian``; names load on first use, so importing this package 
 as namespaces (``privdyn.privacy.langevin``, ``privdyn.privacy.hsgd``, ...). Where a module's name is generic
 (the hsgd accountant's ``rdp_epsilon``), the flat name carries the paper key (``hsgd_rdp_epsilon``), and the
 dpgd paper's amplification-by-iteration calibration is ``dpgd_noise_calibration`` / ``dpgd_privacy_level``.
+:func:`dpsgd_epsilon` and :func:`dpsgd_noise_multiplier` are the entry points for DP-SGD runs: they account only
+what is on the allow-list (:data:`ALLOW_LIST`) and refuse everything else.
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ from typing import TYPE_CHECKING
 from privdyn import _lazy
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "labels": ("Guarantee", "NeighboringRelation", "PrivacyLoss"),
+    "labels": ("SAMPLERS", "Guarantee", "NeighboringRelation", "PrivacyLoss"),
+    "accounting": (
+        "ALLOW_LIST", "NOISE_KINDS", "AllowListRow", "NotAccountableError", "accountant_for", "dpsgd_epsilon",
+        "dpsgd_noise_multiplier", "noise_kind",
+    ),
     "conversions": (
         "RDP_CONVERSION_METHODS", "ZCDP_CONVERSION_METHODS", "epsilon_to_zcdp", "gaussian_zcdp",
         "optimal_renyi_order", "rdp_to_delta", "rdp_to_epsilon", "zcdp_to_epsilon", "zcdp_to_rdp",
@@ -57,15 +63,17 @@ _ALIASES: dict[str, tuple[str, str]] = {
     "dpgd_noise_calibration": ("iteration", "noise_calibration"),
     "dpgd_privacy_level": ("iteration", "privacy_level"),
     "correlated_sensitivity": ("correlated", "sensitivity"),
+    "DP_ACCOUNTING_SAMPLERS": ("correlated_calibration", "SAMPLERS"),
 }
 _SUBMODULES = (
-    "conversions", "correlated", "correlated_calibration", "divergences", "hidden_state", "hsgd", "iteration",
-    "labels", "langevin",
+    "accounting", "conversions", "correlated", "correlated_calibration", "divergences", "hidden_state", "hsgd",
+    "iteration", "labels", "langevin",
 )
 
 __getattr__, __dir__, __all__ = _lazy.attach(__name__, _EXPORTS, aliases=_ALIASES, submodules=_SUBMODULES)
 
 if TYPE_CHECKING:
+    from privdyn.privacy import accounting as accounting
     from privdyn.privacy import conversions as conversions
     from privdyn.privacy import correlated as correlated
     from privdyn.privacy import correlated_calibration as correlated_calibration
@@ -75,6 +83,14 @@ if TYPE_CHECKING:
     from privdyn.privacy import iteration as iteration
     from privdyn.privacy import labels as labels
     from privdyn.privacy import langevin as langevin
+    from privdyn.privacy.accounting import ALLOW_LIST as ALLOW_LIST
+    from privdyn.privacy.accounting import NOISE_KINDS as NOISE_KINDS
+    from privdyn.privacy.accounting import AllowListRow as AllowListRow
+    from privdyn.privacy.accounting import NotAccountableError as NotAccountableError
+    from privdyn.privacy.accounting import accountant_for as accountant_for
+    from privdyn.privacy.accounting import dpsgd_epsilon as dpsgd_epsilon
+    from privdyn.privacy.accounting import dpsgd_noise_multiplier as dpsgd_noise_multiplier
+    from privdyn.privacy.accounting import noise_kind as noise_kind
     from privdyn.privacy.conversions import RDP_CONVERSION_METHODS as RDP_CONVERSION_METHODS
     from privdyn.privacy.conversions import ZCDP_CONVERSION_METHODS as ZCDP_CONVERSION_METHODS
     from privdyn.privacy.conversions import epsilon_to_zcdp as epsilon_to_zcdp
@@ -98,6 +114,7 @@ if TYPE_CHECKING:
     from privdyn.privacy.correlated import sensitivity as correlated_sensitivity  # noqa: F401 - re-exported under this name
     from privdyn.privacy.correlated import step_normals as step_normals
     from privdyn.privacy.correlated_calibration import F12_CONSTANTS as F12_CONSTANTS
+    from privdyn.privacy.correlated_calibration import SAMPLERS as DP_ACCOUNTING_SAMPLERS  # noqa: F401 - re-exported under this name
     from privdyn.privacy.correlated_calibration import epsilon_dp_accounting as epsilon_dp_accounting
     from privdyn.privacy.correlated_calibration import noise_multiplier_dp_accounting as noise_multiplier_dp_accounting
     from privdyn.privacy.correlated_calibration import noise_multiplier_theorem_d9 as noise_multiplier_theorem_d9
@@ -133,6 +150,7 @@ if TYPE_CHECKING:
     from privdyn.privacy.iteration import privacy_level as dpgd_privacy_level  # noqa: F401 - re-exported under this name
     from privdyn.privacy.iteration import rho_to_epsilon as rho_to_epsilon
     from privdyn.privacy.iteration import rho_to_zcdp as rho_to_zcdp
+    from privdyn.privacy.labels import SAMPLERS as SAMPLERS
     from privdyn.privacy.labels import Guarantee as Guarantee
     from privdyn.privacy.labels import NeighboringRelation as NeighboringRelation
     from privdyn.privacy.labels import PrivacyLoss as PrivacyLoss
