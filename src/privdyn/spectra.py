@@ -6,7 +6,7 @@ therefore be merged: a :class:`Spectrum` holds the m distinct eigenvalues with t
 squared projections onto the eigenvectors are summed within each group (:meth:`Spectrum.group_sums`). A spectrum
 with m distinct values costs m states whatever the dimension d.
 
-Constructors follow the dpgd paper's conventions (arXiv 2505.16329, Assumption 3 and spec seed-003 §3.5): quantile
+Constructors follow the dpgd paper's conventions (arXiv 2505.16329, Assumption 3 and Section 6): quantile
 midpoints for continuous laws (no eigenvalue at 0), and tr Σ = d where the paper needs it.
 """
 

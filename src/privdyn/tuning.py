@@ -9,7 +9,7 @@ log-parameter space refines each start. Every evaluation is kept, so the explore
 the ODE deterministic equivalent of Bombari, Luo, Seroussi, Mondelli (arXiv 2505.16329v2, Definition 4.2 and
 Proposition 4.4), ``privdyn.dynamics.dpgd.final_private_risk``: over (clip, initial_learning_rate) for the polynomial
 schedule η̃(t) = η̃(0)(1 − t)^α (5.1), or over (harmonic_scale, harmonic_offset) for η̃(t) = β/(t + τ) (5.18).
-The paper does not say how it optimized these (spec seed-003 §8 item 9); its risk landscape in (β, τ) is flat and
+The paper does not say how it optimized these; its risk landscape in (β, τ) is flat and
 ill-conditioned, and for large aspect ratios the harmonic optimum runs off to β, τ → ∞ (a constant schedule), which
 is why the search is in log parameters, multi-start, and warns when the optimum sits on a bound.
 """

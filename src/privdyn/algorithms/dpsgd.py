@@ -22,7 +22,7 @@ clipped sum is one matrix product ``(s * A)^T H``; no per-example gradient is fo
 **Iteration count.** ``num_steps`` is the number of updates (and of noise draws): the iterates are
 ``W_0, ..., W_{num_steps}``. The paper's Algorithm 1 with horizon ``T`` loops ``t = 1, ..., T-1`` (``T - 1`` updates)
 and returns ``W_0, ..., W_{T-1}``, whose average the bounds control; its analysis and privacy accounting use ``T``.
-privdyn follows the spec's reading (``specs/seed-004.md`` section 7, item 1): run ``num_steps = T`` updates, average
+privdyn reads it as follows: run ``num_steps = T`` updates, average
 the risks over ``W_0, ..., W_{T-1}`` (:attr:`DPSGDResult.averaged_train_loss`) and account for ``T`` noisy steps
 (conservative). Pass ``num_steps = T - 1`` for the literal loop of Algorithm 1.
 

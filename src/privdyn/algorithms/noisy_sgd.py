@@ -1,7 +1,7 @@
 """One-pass noisy SGD on ridge-regularized least squares, and its homogenized diffusion (HSGD), vectorized over runs.
 
 Implements the simulators of Lin, Kolaczyk, Smith, Paquette, "High-Dimensional Privacy-Utility Dynamics of Noisy SGD
-on Least Squares" (arXiv 2510.16687; "the paper") and of the team spec ``specs/seed-000.md`` ("spec §x").
+on Least Squares" (arXiv 2510.16687; "the paper"); ``docs/hsgd.md`` records the choices the paper leaves open.
 Names (``docs/notation.md``): ``ridge`` δ, ``noise_std`` σ, ``step_size`` η_k, ``learning_rate`` the profile γ(t)
 with η_k = γ(k/d)/d, ``clip`` the clipping threshold c.
 
@@ -12,7 +12,7 @@ with η_k = γ(k/d)/d, ``clip`` the clipping threshold c.
         x_{k+1} = x_k − η_k (clip_c(g_k) + σ Z_k),   Z_k ~ N(0, I_d)
 
 clip_c(v) = v·min(1, c/‖v‖) (no clipping when ``clip`` is None: the paper's clipping-free variant). The paper's
-clipping baseline (Section 5, Figure 3) leaves two choices open (spec §2.2, §8 A12); both are available:
+clipping baseline (Section 5, Figure 3) leaves two choices open; both are available:
 
 * what is clipped (``clip_convention``): ``"full_gradient"`` (default) clips the whole per-example gradient
   a(aᵀx − b) + δx; ``"data_term"`` clips a(aᵀx − b) only and adds δx unclipped;
@@ -23,7 +23,7 @@ The risks recorded are the paper's population risks (Section 3): 𝒫(x) = ½E(a
 (exact, from the design's analytic Σ; no test sample) and ℛ(x) = 𝒫(x) + (δ/2)‖x‖².
 
 **HSGD** (eq. (1)): dX_t = −γ(t)∇ℛ(X_t)dt + γ(t)√((2𝒫(X_t)Σ + σ²I)/d) dB_t, simulated by Euler–Maruyama in the
-eigenbasis of Σ (spec §2.3): with λ_j the eigenvalues, a_j = λ_j + δ, y = Uᵀx, x̃_j = (Uᵀx̃)_j and Δt the time step,
+eigenbasis of Σ: with λ_j the eigenvalues, a_j = λ_j + δ, y = Uᵀx, x̃_j = (Uᵀx̃)_j and Δt the time step,
 
     y_{k+1,j} = y_{k,j} − γ(t_k)Δt·(a_j y_{k,j} − λ_j x̃_j) + γ(t_k)√(Δt/d)·√(2P_k λ_j + σ²)·ζ_{k,j},   ζ ~ N(0, I_d),
 

@@ -1,23 +1,23 @@
 """Data designs of the hsgd paper: the Section 5 uniform design and Gaussian designs with any spectrum.
 
 Lin, Kolaczyk, Smith, Paquette, "High-Dimensional Privacy-Utility Dynamics of Noisy SGD on Least Squares" (arXiv
-2510.16687; cited as "the paper"), Section 5, and the team's technical extraction of it (cited as "spec §x").
+2510.16687; cited as "the paper"), Section 5; ``docs/hsgd.md`` records the readings below.
 
 **Section 5 design** (:class:`UniformDesign`, :func:`paper_design`). The paper states: x̃ ~ "Unif(0, I_d/√d)", design
 entries a_ij ~ "Unif(0, 1/√d)" i.i.d., labels b_i = a_iᵀx̃ + ξ_i with ξ_i ~ N(0, 0.01/d) "clipped at ±3 standard
-deviations", x_0 ~ N(0, I_d). privdyn reads it as follows (choices the paper does not state, spec §8):
+deviations", x_0 ~ N(0, I_d). privdyn reads it as follows (choices the paper does not state):
 
-* "Unif(0, 1/√d)" is the interval [0, 1/√d], for the features and for every coordinate of x̃ (spec A2). The features
+* "Unif(0, 1/√d)" is the interval [0, 1/√d], for the features and for every coordinate of x̃. The features
   are then *not centered*: E a = 1/(2√d)·1, and the second-moment matrix Σ = E[aaᵀ] (the paper's Σ; not a covariance)
   has a spike. ``centered=True`` is the alternative reading a_ij ~ Unif[−1/(2√d), 1/(2√d)] (same variance, no spike);
   x̃ stays Unif[0, 1/√d] in both readings.
-* "Clipped at ±3 sd" clips ξ to [−3s, 3s] (s = √(0.01/d)); it does not resample (spec A4).
-* Σ is the analytic population matrix (spec A3): Σ = (1/(12d))·I + μ²·11ᵀ with μ = 1/(2√d) (μ = 0 when centered).
-  Its eigenvalues are the bulk λ_b = 1/(12d) (multiplicity d − 1) and the spike λ_s = 1/(12d) + dμ² = 1/(12d) + 1/4
-  along u = 1/√d (spec §6.0). The eigenbasis used here is the Householder reflection H = I − 2wwᵀ/‖w‖², w = e_0 − u,
-  which swaps e_0 and u: its column 0 is u (the spike direction) and the other columns span the bulk, so the
-  eigen-coordinates of x are Hx, computed in O(d).
-* E ξ² of the clipped normal is s²[(2Φ(c) − 1) − 2cφ(c) + 2c²(1 − Φ(c))] with c = 3 (≈ 0.99501·s², spec §6.0).
+* "Clipped at ±3 sd" clips ξ to [−3s, 3s] (s = √(0.01/d)); it does not resample.
+* Σ is the analytic population matrix (rather than the empirical AᵀA/n): Σ = (1/(12d))·I + μ²·11ᵀ with
+  μ = 1/(2√d) (μ = 0 when centered). Its eigenvalues are the bulk λ_b = 1/(12d) (multiplicity d − 1) and the spike
+  λ_s = 1/(12d) + dμ² = 1/(12d) + 1/4 along u = 1/√d (derived). The eigenbasis used here is the Householder reflection
+  H = I − 2wwᵀ/‖w‖², w = e_0 − u, which swaps e_0 and u: its column 0 is u (the spike direction) and the other columns
+  span the bulk, so the eigen-coordinates of x are Hx, computed in O(d).
+* E ξ² of the clipped normal is s²[(2Φ(c) − 1) − 2cφ(c) + 2c²(1 − Φ(c))] with c = 3 (≈ 0.99501·s², derived).
 
 Random-number layout of :meth:`UniformDesign.sample`: sample k consumes d + 1 uniforms u_k ∈ [0, 1) from the data
 generator (``Generator.random``): a_k = u_k[:d]/√d (minus 1/(2√d) when centered) and ξ_k = s·clip(Φ⁻¹(u'_k), ±c),
@@ -75,7 +75,7 @@ def _frozen(array: Any) -> np.ndarray:
 
 
 def clipped_normal_second_moment(std: float, clip: float) -> float:
-    """E[ξ²] for ξ = s·clip(Z, −c, c), Z ~ N(0, 1): s²[(2Φ(c) − 1) − 2cφ(c) + 2c²(1 − Φ(c))] (spec §6.0).
+    """E[ξ²] for ξ = s·clip(Z, −c, c), Z ~ N(0, 1): s²[(2Φ(c) − 1) − 2cφ(c) + 2c²(1 − Φ(c))] (derived).
 
     Args:
         std: s ≥ 0, the standard deviation before clipping.
@@ -298,12 +298,12 @@ def hsgd_problem(design: UniformDesign | SyntheticDesign, *, x0: Any, learning_r
     """The :class:`~privdyn.dynamics.hsgd.HSGDProblem` of noisy SGD/HSGD on ``design``, from x_0 in the design's
     coordinates (the original basis for :class:`UniformDesign`, the eigenbasis for a Gaussian design).
 
-    Uses the analytic Σ (spec A3), x̃ and E w² of the design; for ``x0_policy="random_secret"`` ``x0`` is the mean of
+    Uses the analytic Σ, x̃ and E w² of the design; for ``x0_policy="random_secret"`` ``x0`` is the mean of
     the initialization (None: 0). The problem's eigen-coordinates are those of :meth:`UniformDesign.eigen_coordinates`
     (the identity for a Gaussian design).
 
     ``empirical_features`` (N, d), in the design's coordinates, replaces Σ by the empirical second-moment matrix
-    Σ̂ = AᵀA/N (spec A3's alternative; one dense eigendecomposition, O(d³)); x̃ and E w² stay the design's. The
+    Σ̂ = AᵀA/N (the other reading of Section 5; one dense eigendecomposition, O(d³)); x̃ and E w² stay the design's. The
     problem then carries Σ̂'s eigenvectors and its eigen-coordinates are those of Σ̂.
     """
     if isinstance(design, UniformDesign):

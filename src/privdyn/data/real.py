@@ -5,7 +5,7 @@ with labels ±1 and d = 784, and scikit-learn's California housing (d = 8). Each
 subset, a disjoint normalization subset and a validation subset; the per-coordinate mean and standard deviation of
 the features and of the labels are estimated (non-privately) on the normalization subset and applied to the training
 and validation data. The plotted quantity is the validation loss P(θ) = ½·mean((Xθ − y)²) (half mean squared error,
-spec seed-003 §8 item 10).
+the convention of eq. (3.2) of arXiv 2505.16329, which the 0.6 cap of its Figures 5-6 implies).
 
 No network access at run time. The loaders read a local cache and download only when asked (``download=True``):
 

@@ -871,12 +871,12 @@ def solve_risk_ode(*, spectrum: Spectrum, target_projections: Any, aspect_ratio:
     ∫b dt = (2c²γ²/ρ²)(η̃²(start) − η̃²(end)) exactly, ∫a dt and the clock by Gauss–Legendre quadrature with η̄ exact
     and R interpolated. So the step is exact in the stiff limit (quasi-static states follow f at the step end) and in
     the non-stiff one (the step's forcing is the integral), also where f is singular: b/q ∝ (1 − t)^(−1/2) near t = 1
-    for α = ½. The products with e^{−z} reduce to φ-functions φ₁..φ₄ (Taylor series below z = 0.2), one pass over the
-    m groups per clock value. R at the mid node and at the end solve a 2-by-2 Newton system built from two passes;
-    the clock's dependence on R enters it to first order, and the passes are redone only if the second-order
-    remainder exceeds ``rtol``. This is the spec's second-order midpoint exponential integrator (§3.6) carried to
-    fourth order in the non-stiff limit. The step size follows an embedded error estimate, at most ``rtol``·R per
-    step: the quadratic f-approximation without the mid-node integral, the quadrature with R cubic against quartic
+    for α = ½. The products with e^{−z} reduce to φ-functions φ₁..φ₄ (Taylor series below z = 0.2), one pass over the m
+    groups per clock value. R at the mid node and at the end solve a 2-by-2 Newton system built from two passes; the
+    clock's dependence on R enters it to first order, and the passes are redone only if the second-order remainder
+    exceeds ``rtol``. This is a second-order midpoint exponential integrator for Definition 4.2's ODE carried to fourth
+    order in the non-stiff limit. The step size follows an embedded error estimate, at most ``rtol``·R per step: the
+    quadratic f-approximation without the mid-node integral, the quadrature with R cubic against quartic
     (matching dR/dt at the end too), and the Gauss–Legendre rule on the halves against the whole step (which grades
     the mesh where η̄ itself is singular, as √(1 − t) for α = ½). The kink where η̃ crosses 2/γ ends a step; a graded
     mesh near t = 0 for small τ and near t = 1 for α = ½ comes out of the error control. Reported times inside a step

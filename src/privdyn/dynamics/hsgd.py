@@ -2,7 +2,8 @@
 
 Implements the risk side of Lin, Kolaczyk, Smith, Paquette, "High-Dimensional Privacy-Utility Dynamics of Noisy SGD on
 Least Squares" (cited below as "the paper"; arXiv 2510.16687; equation and theorem numbers are the
-paper's) and of the team spec ``specs/seed-000.md`` (cited as "spec §x").
+paper's). Results marked *derived* follow from the paper's equations but are not printed in it; ``docs/hsgd.md``
+lists where privdyn departs from the printed paper.
 
 **The process.** Noisy HSGD, eq. (1), is the SDE
 
@@ -34,9 +35,11 @@ group have the same variance), not a sum over the group.
 * :func:`volterra_risk` — P_t = E𝒫(X_t), R_t = Eℛ(X_t) from the Volterra equations (6)–(7) of Theorem 4.2 by the
   product trapezoid rule in O(N·m) (the sum-of-exponentials kernel carried recursively), with Romberg (Richardson)
   extrapolation; :func:`volterra_dense_reference` is the O(N²·m) dense evaluation of the *same* quadrature.
-* :func:`moment_ode_risk` — the exact per-group moment closure (spec §3.4; Itô's formula (29) applied to the moments).
-* :func:`risk_limit` — P_∞, R_∞ for a constant learning rate (spec §3.5) with the stability check κ_K < 1.
-* :func:`isotropic_risk` — the closed form for Σ = λI and constant γ (spec §3.6).
+* :func:`moment_ode_risk` — the exact per-group moment closure (derived: Itô's formula (29) applied to the moments of
+  (1)).
+* :func:`risk_limit` — P_∞, R_∞ for a constant learning rate (derived: the renewal theorem for (6)-(7)) with the
+  stability check κ_K < 1.
+* :func:`isotropic_risk` — the closed form for Σ = λI and constant γ (derived; the paper states that it exists).
 * :func:`linearized_law` / :class:`HSGDLaw` — the Gaussian law (10) of linearized HSGD (9), V diagonal in the
   eigenbasis, for each :class:`X0Policy`; :func:`quadratic_statistic` — E q(X_t) for any quadratic q (eq. (29)).
 
@@ -88,13 +91,15 @@ _GAUSS_NODES = 10
 
 
 class X0Policy(enum.StrEnum):
-    """How x_0 is chosen and what an observer knows about it (``x0_policy``; spec §8 A5).
+    """How x_0 is chosen and what an observer knows about it (``x0_policy``).
+
+    The theory treats x_0 as deterministic; Section 5 draws x_0 ~ N(0, I).
 
     * ``fixed``: x_0 is a given deterministic vector; V(0) = 0 (the paper's theory, which conditions on x_0).
     * ``random_public``: x_0 ~ N(0, I) was drawn and is then published; the law is conditional on the realized x_0,
       so the engine computes exactly what ``fixed`` computes with that x_0 (the policy is recorded for the accountant).
     * ``random_secret``: x_0 ~ N(x0_mean, init_variance·I) is secret (the paper's experiments draw N(0, I));
-      P_t, R_t average over it and V(t) gains Φ(t)V(0)Φ(t)ᵀ = init_variance·e^{−2aΓ(t)} (spec §4.1).
+      P_t, R_t average over it and V(t) gains Φ(t)V(0)Φ(t)ᵀ = init_variance·e^{−2aΓ(t)} (eq. (10)).
     """
 
     FIXED = "fixed"
@@ -303,7 +308,7 @@ class HSGDProblem:
 
 @dataclasses.dataclass(frozen=True)
 class _GroupMoments:
-    """Per-group coefficients in the notation of spec §3.3 (x* = A⁻¹Σx̃, ρ = x_0 − x*, e = x* − x̃)."""
+    """Per-group coefficients of the spectral form of eqs. (6)-(7) (x* = A⁻¹Σx̃, ρ = x_0 − x*, e = x* − x̃)."""
 
     lam: np.ndarray
     a: np.ndarray
@@ -353,7 +358,7 @@ class RiskCurve:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class RiskLimit:
-    """Long-time limit of HSGD with a constant learning rate (spec §3.5).
+    """Long-time limit of HSGD with a constant learning rate (derived: the renewal theorem for (6)-(7)).
 
     Attributes:
         population_risk: P_∞ = (𝒫(x*) + N_∞)/(1 − κ_K).
@@ -435,7 +440,7 @@ def _trapezoid_weights(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _forcing(problem: HSGDProblem, moments: _GroupMoments, gamma_int: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """F_P(t) = E𝒫(X^gf(t)), F_R(t) = Eℛ(X^gf(t)) (eqs. (6)-(7), first terms; spec §3.3), plus for a secret
+    """F_P(t) = E𝒫(X^gf(t)), F_R(t) = Eℛ(X^gf(t)) (eqs. (6)-(7), first terms, in spectral form), plus for a secret
     initialization the decayed initial variance ½Σ n_g λ_g V(0) e^{−2a_gΓ} (and its ℛ analogue): shape (N+1,) each."""
     g = moments
     v0 = problem.initial_variance
@@ -469,7 +474,7 @@ def _volterra_on_grid(problem: HSGDProblem, grid: np.ndarray, out: np.ndarray,
 
     With E_g(k, i) = exp(−2a_g(Γ(t_k) − Γ(t_i))) and y_g(i) = γ(t_i)²(2λ_g P_i + σ²)/d, eq. (6) is
     P_k = F_P(t_k) + ½Σ_g n_g λ_g W_g(k), eq. (7) is R_k = F_R(t_k) + ½Σ_g n_g a_g W_g(k), where
-    W_g(k) = Σ_{i≤k} w_{k,i} E_g(k, i) y_g(i) is the trapezoid sum of the variance integral of spec §4.1.
+    W_g(k) = Σ_{i≤k} w_{k,i} E_g(k, i) y_g(i) is the trapezoid sum of the variance integral of eq. (10).
     The history part H_g(k) = Σ_{i<k} w_i E_g(k, i) y_g(i) obeys H_g(k+1) = E_g(k+1, k)(H_g(k) + w_k y_g(k)), because
     the trapezoid weight w_i of a node i < k does not depend on k. The end node enters with weight h_k/2, which
     makes each step a scalar implicit equation for P_k, solved exactly (division by 1 − ½h_k K_P(t_k, t_k)).
@@ -572,12 +577,13 @@ def volterra_risk(problem: HSGDProblem, times: Any, *, max_step: float, refineme
                   with_variance: bool = False) -> RiskCurve:
     """P_t and R_t from the Volterra equations (6)-(7) of Theorem 4.2, in O(N·m) per grid.
 
-    Eq. (6): P_t = 𝒫(X^gf_{Γ(t)}) + ∫₀ᵗ G(t, s; Σ) P_s ds + ∫₀ᵗ G'(t, s; Σ) ds, eq. (7) the same with Σ + ridge·I in
-    the kernels, G(t, s; M) = (γ²(s)/d) tr(Σ M Φ²(t, s)), G'(t, s; M) = (σ²γ²(s)/(2d)) tr(M Φ²(t, s)), evaluated in
-    the eigen-groups (spec §3.3). Both integrals use the product trapezoid rule on the grid made of 0 and ``times``,
-    each interval cut into ceil(length/max_step) equal steps; the kernel, a sum of m exponentials in Γ(t) − Γ(s), is
-    carried recursively, so each grid step costs O(m) and the result equals, up to rounding, the dense evaluation
-    :func:`volterra_dense_reference` of the same quadrature. For a random secret x_0 the forcing is averaged over it.
+    Eq. (6): P_t = 𝒫(X^gf_{Γ(t)}) + ∫₀ᵗ G(t, s; Σ) P_s ds + ∫₀ᵗ G'(t, s; Σ) ds, eq. (7) the same with Σ + ridge·I in the
+    kernels, G(t, s; M) = (γ²(s)/d) tr(Σ M Φ²(t, s)), G'(t, s; M) = (σ²γ²(s)/(2d)) tr(M Φ²(t, s)), evaluated in the
+    eigen-groups (the spectral form of Theorem 4.2). Both integrals use the product trapezoid rule on the grid made of 0
+    and ``times``, each interval cut into ceil(length/max_step) equal steps; the kernel, a sum of m exponentials in Γ(t)
+    − Γ(s), is carried recursively, so each grid step costs O(m) and the result equals, up to rounding, the dense
+    evaluation :func:`volterra_dense_reference` of the same quadrature. For a random secret x_0 the forcing is averaged
+    over it.
 
     Accuracy: the product trapezoid rule has a global error c₂h² + c₄h⁴ + … for a smooth γ. With
     ``refinements = R`` > 0 the grid is halved R times (all steps, so the coarse nodes stay on every grid) and the
@@ -591,7 +597,7 @@ def volterra_risk(problem: HSGDProblem, times: Any, *, max_step: float, refineme
         times: (T,) strictly increasing times ≥ 0 at which to report (0 is always on the grid).
         max_step: the largest quadrature step of the coarsest grid, e.g. 1/d for the SGD grid.
         refinements: number R ≥ 0 of grid halvings for the Romberg extrapolation (0: plain product trapezoid).
-        with_variance: also return the (T, m) per-direction variances V_jj(t) of each group (spec §4.1).
+        with_variance: also return the (T, m) per-direction variances V_jj(t) of each group (eq. (10)).
 
     Returns:
         A :class:`RiskCurve` with ``method="volterra"``. Shapes: times (T,) -> (T,), group_variance (T, m).
@@ -622,10 +628,10 @@ def volterra_dense_reference(problem: HSGDProblem, times: Any, *, max_step: floa
                              with_variance: bool = False) -> RiskCurve:
     """The product-trapezoid solution of (6)-(7) evaluated densely: a slow reference for tests and benchmarks.
 
-    Same grid and quadrature as :func:`volterra_risk` with ``refinements=0``, but every kernel value
-    K(t_k, t_i) = (γ(t_i)²/d) Σ_g n_g λ_g² exp(−2a_g(Γ(t_k) − Γ(t_i))) (and the three other kernels of (6)-(7)) is
-    built from the Γ difference of its own pair (k, i), and the forcing 𝒫(X^gf) from the gradient-flow mean written
-    directly as e^{−aΓ}x_0 + (1 − e^{−aΓ})x* (spec §3.1). Cost O(N²·m) time, O(N·m) memory. Public, documented, and
+    Same grid and quadrature as :func:`volterra_risk` with ``refinements=0``, but every kernel value K(t_k, t_i) =
+    (γ(t_i)²/d) Σ_g n_g λ_g² exp(−2a_g(Γ(t_k) − Γ(t_i))) (and the three other kernels of (6)-(7)) is built from the Γ
+    difference of its own pair (k, i), and the forcing 𝒫(X^gf) from the gradient-flow mean written directly as
+    e^{−aΓ}x_0 + (1 − e^{−aΓ})x* (the gradient flow, eq. (5)). Cost O(N²·m) time, O(N·m) memory. Public, documented, and
     not meant for production use.
 
     Returns:
@@ -688,7 +694,7 @@ def volterra_dense_reference(problem: HSGDProblem, times: Any, *, max_step: floa
 
 def moment_ode_risk(problem: HSGDProblem, times: Any, *, rtol: float, atol: float,
                     method: str = "Radau") -> RiskCurve:
-    """P_t, R_t and the group variances from the exact moment closure of HSGD (spec §3.4; Itô's formula (29)).
+    """P_t, R_t and the group variances from the exact moment closure of HSGD (Itô's formula (29) applied to eq. (1)).
 
     With v = X − x̃ in eigen-coordinates, S_g = Σ_{j∈g} E v_j², C_g = Σ_{j∈g} x̃_j E v_j, M_g = Σ_{j∈g} (E v_j)²:
 
@@ -776,7 +782,7 @@ def _constant_rate(problem: HSGDProblem, what: str) -> float:
 def max_stable_learning_rate(spectrum: Spectrum, *, ridge: float) -> float:
     """γ_max = 2d / Σ_j λ_j²/(λ_j + ridge): a constant learning rate γ is stable (κ_K < 1) iff γ < γ_max.
 
-    κ_K = ∫₀^∞ K_P(τ) dτ = (γ/(2d)) Σ_j λ_j²/a_j is the mass of the renewal kernel of (6) (spec §3.5). Returns +inf
+    κ_K = ∫₀^∞ K_P(τ) dτ = (γ/(2d)) Σ_j λ_j²/a_j is the mass of the renewal kernel of (6). Returns +inf
     for Σ = 0.
     """
     _check.non_negative(ridge=ridge)
@@ -788,7 +794,7 @@ def max_stable_learning_rate(spectrum: Spectrum, *, ridge: float) -> float:
 
 
 def kernel_mass(problem: HSGDProblem) -> float:
-    """κ_K = (γ/(2d)) Σ_j λ_j²/(λ_j + ridge) for a constant learning rate γ (spec §3.5); stable iff κ_K < 1."""
+    """κ_K = (γ/(2d)) Σ_j λ_j²/(λ_j + ridge) for a constant learning rate γ; stable iff κ_K < 1."""
     gamma = _constant_rate(problem, "kernel_mass")
     lam, count = problem.spectrum.eigenvalues, problem.spectrum.multiplicities
     return gamma / (2 * problem.dim) * float(np.dot(count, lam**2 / problem.hessian_eigenvalues))
@@ -807,7 +813,7 @@ def _require_stable(problem: HSGDProblem) -> float:
 
 
 def risk_limit(problem: HSGDProblem) -> RiskLimit:
-    """Long-time limits P_∞, R_∞ of HSGD with a constant learning rate (spec §3.5; renewal theorem for (6)-(7)).
+    """Long-time limits P_∞, R_∞ of HSGD with a constant learning rate (derived: renewal theorem for (6)-(7)).
 
     P_∞ = (𝒫(x*) + N_∞)/(1 − κ_K) with N_∞ = (σ²γ/(4d)) Σ_j λ_j/a_j, x* = A⁻¹Σx̃, and
     R_∞ = ℛ(x*) + (γ/(2d)) tr(Σ) P_∞ + σ²γ/4. Exact for (1) as t → ∞; the initialization (any ``x0_policy``) is
@@ -836,7 +842,7 @@ def _phi1_integral(rate_a: float, rate_b: np.ndarray | float, t: np.ndarray) -> 
 
 
 def isotropic_risk(problem: HSGDProblem, times: Any) -> RiskCurve:
-    """Closed-form P_t, R_t for Σ = λI and a constant learning rate γ (spec §3.6; the paper states it exists).
+    """Closed-form P_t, R_t for Σ = λI and a constant learning rate γ (derived; the paper states that it exists).
 
     The total variance S(t) = Σ_j V_jj(t) solves S' = −ρS + γ²(2λF_P(t) + σ²), ρ = 2γa − γ²λ², S(0) = d·V(0), and
     P_t = F_P(t) + ½λS(t), R_t = F_R(t) + ½aS(t), where F_P(t) = ½λ[e^{−2aγt}‖x_0 − x*‖² + 2e^{−aγt}⟨x_0 − x*, x* − x̃⟩ +
@@ -876,9 +882,9 @@ def isotropic_risk(problem: HSGDProblem, times: Any) -> RiskCurve:
 class HSGDLaw:
     """The Gaussian law N(m(t), V(t)) of linearized HSGD (9), eq. (10), in the eigenbasis of Σ, at given times.
 
-    m(t) = Φ(t)x_0 + Φ(t)∫₀ᵗΦ(u)⁻¹γ(u)Σx̃ du = x* + e^{−AΓ(t)}(x_0 − x*) (spec §3.1), and
+    m(t) = Φ(t)x_0 + Φ(t)∫₀ᵗΦ(u)⁻¹γ(u)Σx̃ du = x* + e^{−AΓ(t)}(x_0 − x*) (eq. (5)), and
     V(t) = Φ(t)V(0)Φ(t)ᵀ + ∫₀ᵗ Φ(t, u)γ²(u)Q(u)Φ(t, u)ᵀ du with Q(u) = (2P_uΣ + σ²I)/d is diagonal in the eigenbasis:
-    V_jj(t) = V(0)e^{−2a_jΓ(t)} + ∫₀ᵗ e^{−2a_j(Γ(t)−Γ(u))}γ(u)²(2P_uλ_j + σ²)/d du (spec §4.1). V(0) = 0 for
+    V_jj(t) = V(0)e^{−2a_jΓ(t)} + ∫₀ᵗ e^{−2a_j(Γ(t)−Γ(u))}γ(u)²(2P_uλ_j + σ²)/d du (eq. (10)). V(0) = 0 for
     ``fixed`` and ``random_public`` (conditional on the realized x_0), ``init_variance``·I for ``random_secret``
     (whose m(t) uses the initialization's mean). The moments are also those of HSGD (1) itself; the law is exact for
     (9).

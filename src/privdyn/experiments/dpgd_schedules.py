@@ -9,8 +9,8 @@
 * ``dpgd-fig8``: the same comparison on real data (MNIST 1 vs 7 and California housing when cached, else the bundled
   substitutes digits 1 vs 7 and diabetes), ρ = 1, c = 0.1, validation loss versus n.
 
-Reference values are the spec's ODE tables (seed-003 §5, Figure 7), never privdyn's own engines. "Tied" and "on par"
-(the paper's words, read off log-scale figures) are made precise by :data:`TIE_RELATIVE`.
+Reference values are independently computed d → ∞ ODE tables for Figure 7, never privdyn's own engines. "Tied" and "on
+par" (the paper's words, read off log-scale figures) are made precise by :data:`TIE_RELATIVE`.
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ Z = 5.0
 TIE_RELATIVE = 0.1
 """privdyn's reading of the paper's "best or tied" and "on par": within 10% of the best schedule.
 
-The paper compares curves by eye on log-scale figures and gives no tolerance; 10% is the scale the spec itself uses
-to compare the figure's simulated optima with the ODE (seed-003 §5, Figure 7, item (ii)). Fixed before any
+The paper compares curves by eye on log-scale figures and gives no tolerance; 10% is the scale the independent reference
+uses to compare the figure's simulated optima with the ODE (its item (ii)). Fixed before any
 measurement; on simulations it is applied on top of z = 5 paired standard errors.
 """
 
@@ -74,7 +74,7 @@ def _schedule_label(schedule: str, schedule_exponent: float | None) -> str:
     return "harmonic" if schedule == "harmonic" else f"alpha={json_number(schedule_exponent)}"
 
 
-# The spec's d → ∞ ODE reference (seed-003 §5, Figure 7), as printed: aspect ratio -> {schedule: value}.
+# The independent d → ∞ ODE reference for Figure 7, as printed: aspect ratio -> {schedule: value}.
 # Order of the printed columns: α = 0, ½, 1, 2, harmonic. The uniform panel uses the 100-point quantile grid.
 _COLUMNS = ("alpha=0", "alpha=0.5", "alpha=1", "alpha=2", "harmonic")
 FIG7_REFERENCE: Mapping[str, Mapping[float, Mapping[str, str]]] = {
@@ -92,7 +92,7 @@ FIG7_REFERENCE: Mapping[str, Mapping[float, Mapping[str, str]]] = {
         1e-4: dict(zip(_COLUMNS, ("3.65e-4", "1.31e-4", "8.4e-5", "6.0e-5", "1.21e-4"), strict=True)),
     },
 }
-"""The spec's optimal ODE risks per panel, aspect ratio and schedule (strings as printed)."""
+"""The reference optimal ODE risks per panel, aspect ratio and schedule (strings as printed)."""
 
 
 def _reference_row(panel: str, aspect_ratio: float) -> Mapping[str, str] | None:
@@ -153,8 +153,8 @@ def _tune_on_ode(*, spectrum: Any, targets: np.ndarray, aspect_ratio: float, rho
 
     Polynomial schedules: over η̃(0) ∈ [learning_rate_min, 2/γ] (``privdyn.tuning.tune_polynomial``). Harmonic:
     over (η̃(0) = β/τ, τ) with η̃(0) in the same box (``privdyn.tuning.tune_harmonic`` with
-    ``initial_learning_rate_bounds``): in these coordinates the landscape's flat valley (nearly constant β/τ, spec
-    seed-003 §7.2) is aligned with an axis, and η̃(0) ≤ 2/γ is a box bound (§5.1: η̃(0) > 2/γ is sub-optimal).
+    ``initial_learning_rate_bounds``): in these coordinates the landscape's flat valley (nearly constant β/τ)
+    is aligned with an axis, and η̃(0) ≤ 2/γ is a box bound (§5.1: η̃(0) > 2/γ is sub-optimal).
     """
     high = 2.0 / aspect_ratio
     common = dict(grid_points=grid_points, starts=starts, random_starts=random_starts, tol=tolerance, seed=0)
@@ -206,10 +206,10 @@ def _privacy_error(hyper: Sequence[DPGDHyperparameters], n: int, rho: float) -> 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Fig7Config(ExperimentConfig):
-    """Figure 7's setting (spec seed-003 §5): d = 100, ζ = 0.3, ‖θ*‖ = 1 spread evenly, ρ = 0.1, c = 0.1.
+    """Figure 7's setting (Section 7): d = 100, ζ = 0.3, ‖θ*‖ = 1 spread evenly, ρ = 0.1, c = 0.1.
 
     The paper's x-axis is n from small to 10⁴d; privdyn's grid is ``aspect_ratios`` γ (n = round(d/γ)), so an
-    override of d keeps the spec's reference points. Unstated in the paper and chosen here: the n grid (one point per
+    override of d keeps the reference points. Unstated in the paper and chosen here: the n grid (one point per
     decade, n = 100 … 10⁶ at d = 100), the tuner (``privdyn.tuning``: a log grid of ``grid_points`` per parameter,
     ``starts`` local Nelder–Mead refinements, stopping tolerance ``tuning_tolerance`` relative in the risk), the
     search box η̃(0) ∈ [``learning_rate_min``, 2/γ] and τ ∈ [``harmonic_offset_min``, ``harmonic_offset_max``], and
@@ -424,12 +424,12 @@ class Fig7(Experiment):
 
     @staticmethod
     def _paper_setting(config: Fig7Config, panel: str) -> str | None:
-        """Why the spec's reference tables do not apply to this config (None when they do)."""
+        """Why the reference tables do not apply to this config (None when they do)."""
         changed = [k for k in ("label_noise", "rho", "clip") if getattr(config, k) != getattr(_FIG7_PAPER, k)]
         if changed:
-            return f"the spec's tables are for the paper's {', '.join(changed)}; this config changes them"
+            return f"the reference tables are for the paper's {', '.join(changed)}; this config changes them"
         if panel == "uniform" and config.d != 100:
-            return ("the spec's uniform table uses the 100-point quantile grid; this config has d = "
+            return ("the reference uniform table uses the 100-point quantile grid; this config has d = "
                     f"{config.d} (the identity ODE does not depend on d)")
         return None
 
@@ -447,8 +447,8 @@ class Fig7(Experiment):
                     continue
                 name = f"ode_reference panel={_PANEL[panel]} aspect_ratio={json_number(g)} schedule={label}"
                 expected, rounding = printed_value(ref[label])
-                claim = (f"the ODE-tuned optimal final risk of {label} at γ = {json_number(g)} equals the spec's "
-                         f"reference {ref[label]} (seed-003 §5, Figure 7)")
+                claim = (f"the ODE-tuned optimal final risk of {label} at γ = {json_number(g)} equals the "
+                         f"reference {ref[label]} (independent ODE reference, Figure 7)")
                 if reason is not None:
                     checks.append(check_not_applicable(name, kind=INVARIANT, claim=claim, expected=expected,
                                                        note=reason))
@@ -457,19 +457,20 @@ class Fig7(Experiment):
                 tol = rounding + config.tuning_tolerance * abs(expected)
                 if label == "harmonic":
                     lower = measured < expected - tol
-                    note = (f"one-sided: the spec warns its harmonic optimum may be local, so privdyn passes when "
-                            f"its optimum is at most the spec's value + tolerance (rounding {rounding:g} + tuner "
+                    note = (f"one-sided: the reference warns its harmonic optimum may be local, so privdyn passes when "
+                            f"its optimum is at most the reference value + tolerance (rounding {rounding:g} + tuner "
                             f"tolerance {config.tuning_tolerance:g} relative). "
-                            + ("privdyn's tuner found a LOWER risk than the spec's table: the spec's optimizer "
+                            + ("privdyn's tuner found a LOWER risk than the reference table: the reference optimizer "
                                "stopped in a worse (local) optimum; not a failure of privdyn."
-                               if lower else "privdyn's optimum agrees with or is above the spec's within tolerance."))
+                               if lower else
+                               "privdyn's optimum agrees with or is above the reference within tolerance."))
                     checks.append(Check(name=name, kind=INVARIANT, claim=claim, expected=expected, measured=measured,
                                         tolerance=tol, passed=measured <= expected + tol, note=note))
                 else:
                     checks.append(check_close(name, kind=INVARIANT, claim=claim, expected=expected, measured=measured,
                                               atol=tol, note=f"two-sided; tolerance = printed rounding {rounding:g} "
                                               f"+ tuner tolerance {config.tuning_tolerance:g} × expected"))
-            # the ordering of the schedules where the spec's table resolves it
+            # the ordering of the schedules where the reference table resolves it
             if reason is None:
                 present = [lab for lab in labels if lab in ref]
                 disagreements = []
@@ -483,8 +484,8 @@ class Fig7(Experiment):
                             disagreements.append(f"{a} vs {b}")
                 checks.append(Check(
                     name=f"ode_ordering panel={_PANEL[panel]} aspect_ratio={json_number(g)}", kind=INVARIANT,
-                    claim="the ODE-tuned schedules are ordered as in the spec's table wherever the table resolves "
-                          "the order (spec item (i), on the ODE)",
+                    claim="the ODE-tuned schedules are ordered as in the reference table wherever the table resolves "
+                          "the order (item (i), on the ODE)",
                     expected=0, measured=len(disagreements), passed=not disagreements,
                     note="pairs ordered differently: " + (", ".join(disagreements) or "none")))
         return checks
@@ -598,7 +599,7 @@ class Fig7(Experiment):
                         note += f"; paired difference {z_gap:.1f} SE over {runs[labels[0]].size} runs"
                     note += ")"
                     if panel == "uniform" and g < 0.1:
-                        note += ("; this is the spec's flagged doubt (seed-003 §5, Figure 7: its ODE optimum of the "
+                        note += ("; this is the reference's flagged doubt (Figure 7: its ODE optimum of the "
                                  "harmonic schedule is not on par with α = 2 at γ = 10⁻⁴); "
                                  + ("privdyn's multi-start ODE tuner finds the same gap" if method == "ode"
                                     else f"the simulation at d = {data[g]['out']['d']} shows it too"))
@@ -620,7 +621,7 @@ class Fig7(Experiment):
 
     def _simulation_vs_ode(self, config: Fig7Config, panel: str, gammas: Sequence[float], labels: Sequence[str],
                            data: Mapping[float, Mapping[str, Any]]) -> list[Check]:
-        """Spec item (ii): the simulated optimum at each n against the ODE optimum."""
+        """Item (ii): the simulated optimum at each n against the ODE optimum."""
         checks: list[Check] = []
         for g in gammas:
             out, rows, runs = data[g]["out"], data[g]["rows"], data[g]["runs"]
@@ -629,7 +630,7 @@ class Fig7(Experiment):
                 mean, _, se = _run_stats(runs[label])
                 name = f"simulation_matches_ode panel={_PANEL[panel]} n={out['n']} schedule={label}"
                 claim = (f"the simulated final risk at the ODE-tuned {label} lies within z·SE + the finite-d "
-                         f"allowance of the ODE optimum (spec item (ii))")
+                         f"allowance of the ODE optimum (item (ii))")
                 if out["small"] is None:
                     checks.append(finding(
                         name, claim=claim,
@@ -707,7 +708,7 @@ class Fig7(Experiment):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Fig8Config(ExperimentConfig):
-    """Figure 8's setting: real data, ρ = 1, c = 0.1, validation loss vs n (spec seed-003 §5).
+    """Figure 8's setting: real data, ρ = 1, c = 0.1, validation loss vs n (Section 7).
 
     ``datasets`` are loaded by ``privdyn.data.real.load_dataset`` (the bundled substitute when the real data is not
     cached; the dataset used is recorded). The split (not given in the paper) is a random permutation cut into a

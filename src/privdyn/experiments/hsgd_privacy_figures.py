@@ -1,15 +1,16 @@
 """Privacy experiments of the hsgd paper: Figures 1(b), 2(b), 3(a) and 3(b).
 
 Lin, Kolaczyk, Smith, Paquette, "High-Dimensional Privacy-Utility Dynamics of Noisy SGD on Least Squares" (arXiv
-2510.16687; cited as "the paper"), Section 5, and the team's technical extraction of it (cited as "spec §x").
+2510.16687; cited as "the paper"), Section 5. The readings of what the paper leaves open are listed in ``docs/hsgd.md``.
 
 * ``hsgd-fig1b`` — Figure 1(b): the per-pair privacy loss against the size of the pair's gradient gap, over random
   neighbouring pairs of the observed dataset (σ = 1.5), with Spearman coefficients for the paper's proxy ‖g(θ)‖₂,
-  g(θ) = (ba − b'a') − (aaᵀ − a'a'ᵀ + δI)1_d (Section 5, spec §4.6), and for the exact mean gap
-  g_s(θ) = a(b − aᵀm(s)) − a'(b' − a'ᵀm(s)) (Lemma C.1, spec §4.2).
+  g(θ) = (ba − b'a') − (aaᵀ − a'a'ᵀ + δI)1_d (Section 5), and for the exact mean gap
+  g_s(θ) = a(b − aᵀm(s)) − a'(b' − a'ᵀm(s)) (Lemma C.1).
 * ``hsgd-fig2b`` — Figure 2(b): the last-iterate RDP curve rdp_epsilon(k) of Theorem 4.3 (eq. (15)) per
   ``noise_std``, with the supremum over the top ``num_pairs`` proxy pairs, and the paper's claim that larger σ is
-  "uniformly smaller in both transient and steady state" against the σ-independent plateau the spec predicts (A17).
+  "uniformly smaller in both transient and steady state" against the σ-independent plateau that the linearized laws
+  predict.
 * ``hsgd-fig3a`` — Figure 3(a): the population risk of clipped noisy SGD (``clips``) against the unclipped run.
 * ``hsgd-fig3b`` — Figure 3(b): the Ye & Shokri (2022) last-iterate RDP bound of the clipped runs (labelled
   ``bound``) against the HSGD curve of the unclipped run (labelled ``surrogate``).
@@ -24,21 +25,21 @@ exact law of the release, which for the last iterate alone coincides with the pa
 the Ye–Shokri bound), ``num_pairs``, ``x0_policy``, ``noise_std``, ``clip``, ``ridge``, ``step_size``, ``d``, ``n``
 and ``quantity``.
 
-**Setting** (Section 5, spec §6.0): d = 1000, n = 1500, step_size η = 0.05 (γ = ηd, spec A1), ridge δ = 0.1,
+**Setting** (Section 5): d = 1000, n = 1500, step_size η = 0.05 (the discrete step, so γ = ηd), ridge δ = 0.1,
 σ ∈ {1, 1.25, 1.5}, clips c ∈ {3, 5, 7}, the uniform design of :func:`privdyn.data.hsgd_design.paper_design`. x̃ and
 x_0 ~ N(0, I_d) are those of :func:`privdyn.experiments.hsgd_risk.paper_setting` (the same problem as ``hsgd-fig1a``
 and ``hsgd-fig2a``). The observed dataset (n records) is drawn once per (seed, d, n) from its own stream; neighbouring
 pairs are pairs of its records (record i replaced by record j).
 
-**Choices the paper leaves open (spec §8), recorded here.** Rényi order α = ``renyi_order`` = 2 (A11). The divergence
-is taken in the correct argument order and maximized over both orders (A6). ``x0_policy``: ``random_public``
-(default: the law conditions on the realized x_0, V(0) = 0, A5) or ``random_secret`` (V(0) = I). The pair set of
-Figure 2(b) and 3(b): the top ``num_pairs`` = 5 *ordered* pairs of the dataset by the paper's proxy (A10). Figure 1(b):
-``num_pairs`` = 300 ordered pairs (i ≠ j) drawn uniformly without replacement; the privacy quantity is the per-pair
-curve rdp_epsilon(k; θ), the mixture (15) for that pair alone (both orders), at the iterates ``iterates``; the exact gap
-is taken at s = (k − 1)/d, the last position that still changes iterate k. Clipping (A12): the full per-example
-gradient including δx is clipped (``clip_convention``), with the absolute noise σ. Ye–Shokri (A13): noise multiplier
-σ/c, contraction 1 − ηδ, n steps, sensitivity 2c, the position-mixture trajectory over k.
+**Choices the paper leaves open, recorded here.** Rényi order α = ``renyi_order`` = 2. The divergence is taken in the
+correct argument order and maximized over both orders (Lemma C.2 prints them swapped). ``x0_policy``:
+``random_public`` (default: the law conditions on the realized x_0, V(0) = 0) or ``random_secret`` (V(0) = I). The
+pair set of Figure 2(b) and 3(b): the top ``num_pairs`` = 5 *ordered* pairs of the dataset by the paper's proxy.
+Figure 1(b): ``num_pairs`` = 300 ordered pairs (i ≠ j) drawn uniformly without replacement; the privacy quantity is
+the per-pair curve rdp_epsilon(k; θ), the mixture (15) for that pair alone (both orders), at the iterates
+``iterates``; the exact gap is taken at s = (k − 1)/d, the last position that still changes iterate k. Clipping: the
+full per-example gradient including δx is clipped (``clip_convention``), with the absolute noise σ. Ye–Shokri: noise
+multiplier σ/c, contraction 1 − ηδ, n steps, sensitivity 2c, the position-mixture trajectory over k.
 
 **Checks** (``expected`` never comes from the engine checked):
 
@@ -47,19 +48,19 @@ gradient including δx is clipped (``clip_convention``), with the absolute noise
   restricted exactly to the subspace where they differ — spanned, group by group of equal eigenvalues of Σ, by the
   projections of a and a' — as small dense matrices, with numpy's log-determinants and solves and this module's own
   mixture (15) in log space (:func:`reference_divergences`, :func:`reference_rdp_epsilon`);
-* invariant: single divergences D_α(k; ℓ, θ) (both orders) equal a dense d × d computation from the spec's formulas
-  (spec §4.2-4.3, whitened by the common diagonal; :func:`dense_divergences`);
-* invariant: the Gaussian-mechanism oracle D_α(0; 0, θ) = α‖g_0(θ)‖²/(2σ²) at t = s+ with V(0) = 0 (spec §4.8);
+* invariant: single divergences D_α(k; ℓ, θ) (both orders) equal a dense d × d computation of Lemma C.1's
+  laws and the Gaussian divergence (whitened by the common diagonal; :func:`dense_divergences`);
+* invariant: the Gaussian-mechanism oracle D_α(0; 0, θ) = α‖g_0(θ)‖²/(2σ²) at t = s+ with V(0) = 0 (derived);
 * invariant: the Ye–Shokri curve equals the closed form ε_j = α(2q^{j−1})²/(2σ_m² Σ_{i<j} q^{2i}) (the Gaussian
   mechanism of the contracted linear recursion, summed here) with this module's mixture, and, at the paper's setting,
-  the spec's values 8.687, 37.13, 79.80 (c = 3, 5, 7; spec §6 Figure 3(b));
+  the reference values 8.687, 37.13, 79.80 (c = 3, 5, 7) of an independent implementation;
 * invariant: clipping thresholds that never bind leave the runs bit-identical to the unclipped ones (common random
   numbers);
 * paper claims: Figure 1(b)'s positive relation (Spearman coefficient of the proxy > 0 at one-sided z = 5); Figure
   2(b)'s ordering in σ, transient and steady state; Figure 3(a)'s "unclipped attains the lowest risk" (paired
   differences within z = 5 standard errors); Figure 3(b)'s ordering (bound above HSGD; smaller c, smaller bound);
 * findings: Spearman coefficients, the σ-spread of the plateau and its decomposition into mean and log-determinant
-  terms, the spec's reference magnitudes, clipping frequencies, bound-over-surrogate ratios.
+  terms, the reference magnitudes of an independent implementation, clipping frequencies, bound-over-surrogate ratios.
 """
 
 from __future__ import annotations
@@ -131,14 +132,15 @@ conditioning of the small solves at long lags."""
 RELAXATION_TIMES = 5.0
 """The steady-state claim applies when the pass spans this many relaxation times 1/(η·min_j(λ_j + δ)) (iterations)."""
 EARLY_ITERATES = 60
-"""Every iterate k ≤ this is on the curve (the transient peak sits near k ≈ 10–25, spec §6 Figure 2(b))."""
+"""Every iterate k ≤ this is on the curve (the transient peak of Figure 2(b) sits near k ≈ 10–25)."""
 REFERENCE_STRIDE = 10
 """The independent solver recomputes the curve at every iterate k ≤ EARLY_ITERATES, every REFERENCE_STRIDE-th
 iterate after it and k = n (it costs about ten times the engine per iterate)."""
-_SPEC_YE_SHOKRI = {3.0: "8.687", 5.0: "37.13", 7.0: "79.80"}
-"""Spec §6 Figure 3(b): ε_YS at α = 2 with the position mixture, σ = 1.5, η = 0.05, δ = 0.1, n = 1500."""
-_SPEC_FIG2B = {"peak": {1.0: 8e-5, 1.25: 5e-5, 1.5: 3.7e-5}, "plateau": 1.3e-5}
-"""Spec §6 Figure 2(b) magnitudes (an independent implementation; seed-dependent, printed to one or two digits)."""
+_REF_YE_SHOKRI = {3.0: "8.687", 5.0: "37.13", 7.0: "79.80"}
+"""Figure 3(b) reference values (an independent implementation): ε_YS at α = 2 with the position mixture, σ = 1.5,
+η = 0.05, δ = 0.1, n = 1500."""
+_REF_FIG2B = {"peak": {1.0: 8e-5, 1.25: 5e-5, 1.5: 3.7e-5}, "plateau": 1.3e-5}
+"""Figure 2(b) reference magnitudes (an independent implementation; seed-dependent, printed to one or two digits)."""
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -157,7 +159,7 @@ def _gaussian_renyi_stack(alpha: float, delta: np.ndarray, cov1: np.ndarray, cov
     """D_α(N(μ_1, cov1) ‖ N(μ_2, cov2)) for stacks (L, r, r) of whitened covariances, Δ = μ_1 − μ_2 (L, r).
 
     D_α = (α/2)Δᵀ M⁻¹ Δ − [log det M − (1 − α) log det cov1 − α log det cov2]/(2(α − 1)), M = (1 − α)cov1 + αcov2
-    (Gil et al. 2013, the correct order of the paper's Lemma C.2, spec §4.3); +inf where M is not positive definite.
+    (Gil et al. 2013, the correct order of the paper's Lemma C.2); +inf where M is not positive definite.
     """
     mix = (1.0 - alpha) * cov1 + alpha * cov2
     sign, logdet_mix = np.linalg.slogdet(mix)
@@ -206,7 +208,7 @@ def reference_divergences(renyi_order: float, law: dyn.HSGDLaw, *, feature: Any,
 
     Independent of :mod:`privdyn.privacy.hsgd` (the reference of this module's invariants). In the eigenbasis of Σ the
     law N(m(t), V(t)) has V diagonal and constant on each eigen-group g, and Φ(t, s) = e^{−a_g(Γ(t) − Γ(s))} on it.
-    After the differentiating update (Lemma C.1, spec §4.2), with h = γ(s)/d, c = 1 − hδ, C_i = cI − h a_ia_iᵀ,
+    After the differentiating update (Lemma C.1), with h = γ(s)/d, c = 1 − hδ, C_i = cI − h a_ia_iᵀ,
 
         m_1 − m_2 = hΦ(a_1β_1 − a_2β_2),  β_i = b_i − a_iᵀm(s),
         V_i = V(t) + Φ[C_iV(s)C_iᵀ − V(s) + h²σ²I]Φ.
@@ -280,7 +282,7 @@ def reference_rdp_epsilon(renyi_order: float, law: dyn.HSGDLaw, pairs: priv.Neig
                           iterates: Any) -> np.ndarray:
     """rdp_epsilon(k) of Theorem 4.3, eq. (15), from :func:`reference_divergences` (sup over pairs, both orders).
 
-    (1/(α − 1))[logsumexp({log(n − k)} ∪ {(α − 1) max_θ D_α(k; ℓ, θ) : ℓ = 0..k − 1}) − log n] (Lemma C.3; spec §4.4).
+    (1/(α − 1))[logsumexp({log(n − k)} ∪ {(α − 1) max_θ D_α(k; ℓ, θ) : ℓ = 0..k − 1}) − log n] (Lemma C.3; eq. (15)).
     """
     ks = np.atleast_1d(np.asarray(iterates, dtype=np.int64))
     out = np.zeros(ks.size)
@@ -299,7 +301,7 @@ def reference_rdp_epsilon(renyi_order: float, law: dyn.HSGDLaw, pairs: priv.Neig
 
 def dense_divergences(renyi_order: float, law: dyn.HSGDLaw, *, feature: Any, label: float, other_feature: Any,
                       other_label: float, iterate: int, position: int) -> dict[str, float]:
-    """D_α(k; ℓ, θ) in both orders from dense d × d matrices built from the spec's formulas (spec §4.2–4.3).
+    """D_α(k; ℓ, θ) in both orders from dense d × d matrices (Lemma C.1's laws, Lemma C.2's divergence).
 
     m_i = m(t) − hΦ∇f(m(s); a_i, b_i), V_i = V(t) + Φ[C_iV(s)C_iᵀ − V(s) + h²σ²I]Φ in the eigenbasis, whitened by the
     common diagonal, then the Gaussian formula of :func:`_gaussian_renyi_stack`. O(d³): a few points only.
@@ -340,7 +342,7 @@ def dense_divergences(renyi_order: float, law: dyn.HSGDLaw, *, feature: Any, lab
 
 def reference_ye_shokri(renyi_order: float, *, noise_multiplier: float, contraction: float, num_steps: int,
                         iterates: Any) -> np.ndarray:
-    """Ye & Shokri's last-iterate RDP trajectory (arXiv 2203.05363; spec §6 Figure 3(b)), computed independently.
+    """Ye & Shokri's last-iterate RDP trajectory (arXiv 2203.05363; Figure 3(b)), computed independently.
 
     If the differing record is used j steps before the end, the two last iterates are Gaussians with mean gap at most
     2Cη q^{j−1} and covariance η²σ_m²C² Σ_{i<j} q^{2i} I, so ε_j = α(2q^{j−1})²/(2σ_m² Σ_{i=0}^{j−1} q^{2i}) (the sum
@@ -380,12 +382,12 @@ class _Setting(ExperimentConfig):
         count = np.array([1.0, self.d - 1.0])
         kappa = self.step_size / 2 * float(np.sum(count * lam**2 / (lam + self.ridge)))
         if not kappa < 1:
-            raise ValueError(f"step_size is unstable: the Volterra kernel mass κ_K = {kappa:.4g} >= 1 (spec §3.5); "
+            raise ValueError(f"step_size is unstable: the Volterra kernel mass κ_K = {kappa:.4g} >= 1; "
                              f"got step_size={self.step_size!r}, ridge={self.ridge!r}, d={self.d}.")
 
     @property
     def learning_rate(self) -> float:
-        """γ = step_size·d (spec A1)."""
+        """γ = step_size·d (the paper's η = 0.05 is the discrete step)."""
         return self.step_size * self.d
 
     @property
@@ -433,7 +435,7 @@ class _CurveSetting(_Setting):
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Fig1bConfig(_Setting):
     """Figure 1(b): σ = 1.5, α = 2, ``num_pairs`` random ordered pairs of the dataset, per-pair curves at ``iterates``
-    (the spec's k = 100 and k = n); the first ``num_reference_pairs`` pairs are recomputed by the reference solver."""
+    (k = 100 and k = n by default); the first ``num_reference_pairs`` pairs are recomputed by the reference solver."""
 
     noise_std: float = 1.5
     renyi_order: float = 2.0
@@ -475,7 +477,7 @@ class Fig2bConfig(_CurveSetting):
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Fig3aConfig(_Setting):
     """Figure 3(a): σ = 1.5, clips c ∈ {3, 5, 7} and unclipped, ``num_runs`` runs with common random numbers
-    (the paper does not state its number of runs; the spec averaged 3)."""
+    (the paper does not state its number of runs; 3 by default)."""
 
     noise_std: float = 1.5
     clips: tuple[float, ...] = (3.0, 5.0, 7.0)
@@ -622,13 +624,13 @@ def _curve_checks(tag: str, config: _CurveSetting, out: Mapping[str, Any]) -> li
         checks.append(check_close(
             f"divergence_matches_dense {tag} k={k} l={ell}", kind=INVARIANT,
             claim=f"D_α(k={k}; ℓ={ell}, θ) of the top pair, both orders (eq. (14), correct order), equals the dense "
-                  f"d × d computation from the spec's formulas (spec §4.2-4.3)",
+                  f"d × d computation of Lemma C.1's laws and Lemma C.2's divergence",
             expected=point["dense"], measured=point["engine"], rtol=REFERENCE_RTOL,
             atol=_rounding_atol(alpha, config.d),
             note=f"whitened by the common diagonal; absolute allowance {_rounding_atol(alpha, config.d):.2g} for the "
                  f"rounding of d × d log-determinants"))
     name = f"gaussian_mechanism_oracle {tag}"
-    claim = ("spec §4.8: with V(0) = 0, right after an update at s = 0 the laws are N(m_i, h²σ²I), so "
+    claim = ("derived from Lemma C.1: with V(0) = 0, right after an update at s = 0 the laws are N(m_i, h²σ²I), so "
              "D_α(0; 0, θ) = α‖g_0(θ)‖²/(2σ²) for every pair (g_0 the exact gap at x_0)")
     if "oracle_expected" in out:
         checks.append(check_close(name, kind=INVARIANT, claim=claim, expected=out["oracle_expected"],
@@ -671,7 +673,7 @@ def _random_pairs(n: int, count: int, seed: int, d: int) -> np.ndarray:
 
 
 def _proxy_gap_norms(features: np.ndarray, labels: np.ndarray, index: np.ndarray, ridge: float) -> np.ndarray:
-    """‖g(θ)‖₂, g(θ) = (ba − b'a') − (aaᵀ − a'a'ᵀ + δI)1_d (Section 5, spec §4.6), in the data's original basis."""
+    """‖g(θ)‖₂, g(θ) = (ba − b'a') − (aaᵀ − a'a'ᵀ + δI)1_d (Section 5), in the data's original basis."""
     a, b = features[index[:, 0]], labels[index[:, 0]]
     a2, b2 = features[index[:, 1]], labels[index[:, 1]]
     g = (b[:, None] * a - b2[:, None] * a2) - (a * a.sum(axis=1)[:, None] - a2 * a2.sum(axis=1)[:, None] + ridge)
@@ -747,8 +749,9 @@ class Fig1b(Experiment):
                     claim=f"Spearman coefficient between the per-pair rdp_epsilon at k = {k} and the "
                           f"{'paper proxy ‖g(θ)‖₂' if gap_kind == 'proxy' else 'exact gap ‖g_s(θ)‖₂ at s = (k−1)/d'} "
                           f"over {eps.size} random pairs",
-                    measured=rho, note=f"one-sided p-value (ρ > 0) {p_value:.3g}; spec §6 Figure 1(b) measured "
-                                       f"0.10 (proxy, k = 100), 0.58 (proxy, k = 1500), 0.94 (exact, k = 100)"))
+                    measured=rho, note=f"one-sided p-value (ρ > 0) {p_value:.3g}; an independent implementation "
+                                       f"measured 0.10 (proxy, k = 100), 0.58 (proxy, k = 1500), "
+                                       f"0.94 (exact, k = 100)"))
             rho, p_value = spearman["proxy"]
             checks.append(Check(
                 name=f"privacy_increases_with_proxy k={k}", kind=CLAIM,
@@ -759,7 +762,7 @@ class Fig1b(Experiment):
                 note=f"claim: positive relation; measured ρ = {rho:.3f} (p = {p_value:.3g}) over {eps.size} pairs; "
                      f"the exact gap gives ρ = {spearman['exact'][0]:.3f}. The proxy replaces m(s) by 1_d and keeps a "
                      "δI1_d term that cancels in the true gap, so it tracks the privacy loss only loosely "
-                     "(spec §4.6, §6)"))
+                     "(Section 5)"))
             nref = len(out["reference_rdp_epsilon"])
             if nref:
                 checks.append(check_close(
@@ -865,7 +868,8 @@ class Fig2b(Experiment):
         steady_claim = ("Figure 2(b) (Section 5 text): larger σ gives a uniformly smaller privacy loss at steady "
                         "state. Read as: the final rdp_epsilon(n) strictly decreases in σ, and each ratio "
                         "ε(σ_{i+1})/ε(σ_i) is below σ_i/σ_{i+1}: closer (in log scale) to the noise-calibrated "
-                        "scaling (σ_i/σ_{i+1})² than to the σ-independent plateau (ratio 1) the spec predicts (A17)")
+                        "scaling (σ_i/σ_{i+1})² than to the σ-independent plateau (ratio 1) that the linearized laws "
+                        "predict")
         if len(sigmas) < 2:
             note = "not applicable: needs at least two noise_stds"
             return [check_not_applicable("transient_decreases_in_noise_std", kind=CLAIM, claim=transient_claim,
@@ -899,7 +903,7 @@ class Fig2b(Experiment):
                     f"noise-calibrated (σ_i/σ_(i+1))² = {[f'{b * b:.4f}' for b in bounds]}); strictly decreasing: "
                     f"{strictly}.")
             if not passed:
-                note += (" Not reproduced (spec A17): the plateau is set by the covariance (log-determinant) term, "
+                note += (" Not reproduced: the plateau is set by the covariance (log-determinant) term, "
                          "which does not depend on σ when the sampling-noise part 2P_tλ_j of the diffusion is small "
                          "against σ² (V ∝ σ², and D_α(N(0, σ²V_1) ‖ N(0, σ²V_2)) is σ-free); at lag "
                          f"{decomposition[0][2]} the top pair's log-determinant terms are "
@@ -917,13 +921,13 @@ class Fig2b(Experiment):
             checks.append(finding(
                 "plateau_reached",
                 claim=f"relative change of rdp_epsilon over the last relaxation time ({lag} iterations) before n, per "
-                      "σ (near 0 once the curve has reached its plateau; spec §6: after a few hundred iterations)",
+                      "σ (near 0 once the curve has reached its plateau, after a few hundred iterations)",
                 measured=changes))
         spread = (max(plateaus) - min(plateaus)) / float(np.mean(plateaus))
         checks.append(finding(
             "plateau_spread_across_noise_std",
             claim="relative spread (max − min)/mean of rdp_epsilon(n) across σ (0 for the σ-independent plateau "
-                  "the spec predicts; 1 − (σ_min/σ_max)² = "
+                  "that the linearized laws predict; 1 − (σ_min/σ_max)² = "
                   f"{1 - (sigmas[0] / sigmas[-1]) ** 2:.3f} of the largest under 1/σ² scaling)",
             measured=spread, note=f"rdp_epsilon(n) = {[f'{p:.4g}' for p in plateaus]} for σ = {sig}"))
         checks.append(finding(
@@ -931,24 +935,24 @@ class Fig2b(Experiment):
             claim=f"top pair at k = n, lag {decomposition[0][2]}: [mean term, log-determinant term] of D_α per σ, and "
                   "σ²·mean term (constant if the mean term scales as 1/σ²)",
             measured=[[dm[0], dm[1], s * s * dm[0]] for dm, s in zip(decomposition, sigmas, strict=True)],
-            note="from the dense d × d computation; the log-determinant term dominates at steady state (spec §6)"))
+            note="from the dense d × d computation; the log-determinant term dominates at steady state"))
         return checks
 
     @staticmethod
     def _spec_magnitudes(config: Fig2bConfig, sigmas: list[float], peaks: list[float], peak_at: list[int],
                          plateaus: list[float]) -> Check:
-        claim = ("spec §6 Figure 2(b) magnitudes (independent implementation, another data draw; α = 2, top-5 proxy "
+        claim = ("Figure 2(b) reference magnitudes (independent implementation, another data draw; α = 2, top-5 proxy "
                  "pairs, V(0) = 0): peak ≈ 8e-5 (σ=1), 5e-5 (σ=1.25), 3.7e-5 (σ=1.5) near k ≈ 10-25, plateau ≈ 1.3e-5")
         applies = (_is_paper_setting(config) and config.renyi_order == 2 and config.num_pairs == 5
                    and config.x0_policy == "random_public")
         if not applies:
             return check_not_applicable("spec_reference_magnitudes", kind=FINDING, claim=claim,
-                                        note="not applicable: the spec's values are for d = 1000, n = 1500, "
+                                        note="not applicable: the reference values are for d = 1000, n = 1500, "
                                              "η = 0.05, δ = 0.1, α = 2, 5 pairs, x0_policy = random_public")
-        expected = {json_number(s): _SPEC_FIG2B["peak"].get(s) for s in sigmas}
+        expected = {json_number(s): _REF_FIG2B["peak"].get(s) for s in sigmas}
         measured = {json_number(s): [p, k, q] for s, p, k, q in zip(sigmas, peaks, peak_at, plateaus, strict=True)}
         return Check(name="spec_reference_magnitudes", kind=FINDING, claim=claim,
-                     expected={"peak": expected, "plateau": _SPEC_FIG2B["plateau"]},
+                     expected={"peak": expected, "plateau": _REF_FIG2B["plateau"]},
                      measured=measured, passed=None,
                      note="measured per σ: [peak, peak iterate, rdp_epsilon(n)]; the values depend on the data draw "
                           "(the pairs are extreme order statistics of the proxy)")
@@ -1076,7 +1080,7 @@ class Fig3a(Experiment):
                       f"P_clipped − P_unclipped (c = {json_number(clip)}) is not below 0 beyond z = {Z:g} SE",
                 expected=0.0, measured=mean_diff, tolerance=Z * se_diff, standard_error=se_diff, passed=passed,
                 note=f"claim: clipped ≥ unclipped; measured {mean_diff:.4g} ± {se_diff:.2g} (SE) over {runs} paired "
-                     "runs (common random numbers). The spec (§6 Figure 3(a)) expects no visible gap: clipping "
+                     "runs (common random numbers). An independent implementation shows no visible gap: clipping "
                      "rarely binds for c ≥ 3 under the full-gradient convention"))
             frac = float(counts.mean() / config.n)
             metrics += [Metric(name="clipped_step_fraction", params={"clip": json_number(clip)}, value=frac),
@@ -1087,7 +1091,8 @@ class Fig3a(Experiment):
                 claim=f"mean fraction of the n steps whose gradient is clipped at c = {json_number(clip)}, and the "
                       "fraction of runs in which it never binds",
                 measured=[frac, float(np.mean(never))],
-                note="spec §6 Figure 3(a): c = 3 clips ≈ 2% of the steps (first ~35 iterations), c = 5, 7 never"))
+                note="independent implementation (Figure 3(a)): c = 3 clips ≈ 2% of the steps (first ~35 iterations), "
+                     "c = 5, 7 never"))
         mean = base_runs.mean(axis=0)
         se = base_runs.std(axis=0, ddof=1) / math.sqrt(runs)
         pred = np.asarray(vol["population_risk"])
@@ -1219,16 +1224,17 @@ class Fig3b(Experiment):
         checks = []
         applies = _is_paper_setting(config) and config.renyi_order == 2 and config.noise_std == 1.5
         for clip, bound in zip(clips, bounds, strict=True):
-            printed = _SPEC_YE_SHOKRI.get(clip)
+            printed = _REF_YE_SHOKRI.get(clip)
             if printed is None:
                 continue
             value, half = printed_value(printed)
             name = f"ye_shokri_spec_value clip={json_number(clip)}"
-            claim = (f"spec §6 Figure 3(b): with α = 2, σ = 1.5, η = 0.05, δ = 0.1, n = 1500 the Ye-Shokri bound at "
-                     f"k = n is {printed} for c = {json_number(clip)}")
+            claim = ("Figure 3(b) reference value (independent implementation): with α = 2, σ = 1.5, η = 0.05, "
+                     f"δ = 0.1, n = 1500 the Ye-Shokri bound at k = n is {printed} for c = {json_number(clip)}")
             if not applies:
                 checks.append(check_not_applicable(name, kind=INVARIANT, claim=claim, expected=value,
-                                                   note="not applicable: the config differs from the spec's setting"))
+                                                   note="not applicable: the config differs from the "
+                                                        "reference setting"))
                 continue
             checks.append(check_close(name, kind=INVARIANT, claim=claim, expected=value, measured=float(bound[-1]),
                                       atol=half, note="tolerance: half a unit in the last printed digit"))

@@ -1,49 +1,50 @@
 """Risk and law experiments of the hsgd paper: Figures 1(a) and 2(a), and a validation the paper does not have.
 
 Lin, Kolaczyk, Smith, Paquette, "High-Dimensional Privacy-Utility Dynamics of Noisy SGD on Least Squares" (arXiv
-2510.16687; cited as "the paper"), Section 5, and the team's technical extraction of it (cited as "spec §x").
+2510.16687; cited as "the paper"), Section 5. The readings of what the paper leaves open are listed in ``docs/hsgd.md``.
 
 * ``hsgd-fig1a`` — the Mahalanobis QQ plot of Figure 1(a): the last iterate x_n of R independent runs of one-pass noisy
   SGD (Algorithm 1) against the Gaussian law N(m(T), V(T)) of linearized HSGD (eq. (10); Conjecture 3.1 says the
   laws agree as d → ∞). D² = (x_n − m(T))ᵀV(T)⁻¹(x_n − m(T)) is compared with the χ²_d law it has under eq. (10).
 * ``hsgd-fig2a`` — Figure 2(a): the population risk 𝒫(x_k) of SGD (mean over runs with its standard error, ±1 sd
   bands and a few single runs) against the Volterra curve P_{k/d} of eq. (6) (Theorem 4.2), per ``noise_std``.
-* ``hsgd-validation`` (beyond the paper) — the SGD–HSGD risk gap sup_k |𝒫(x_k) − P_{k/d}| of Corollary 4.1 on a
-  Gaussian design at several d, with the fitted decay exponent and its confidence interval (Theorem 3.1 bounds the gap
-  by d^{−1/2} up to small powers d^{9c*}, c* < 1/24), and the exact Rényi divergences of discrete SGD for a fixed data
-  order (spec §2.5) against the HSGD surrogate D_α(t; s, θ) of eq. (14) at several positions and orders.
+* ``hsgd-validation`` (beyond the paper) — the SGD–HSGD risk gap sup_k |𝒫(x_k) − P_{k/d}| of Corollary 4.1 on a Gaussian
+  design at several d, with the fitted decay exponent and its confidence interval (Theorem 3.1 bounds the gap by
+  d^{−1/2} up to small powers d^{9c*}, c* < 1/24), and the exact Rényi divergences of discrete SGD for a fixed data
+  order (its exact Gaussian law, Algorithm 1 being linear-Gaussian) against the HSGD surrogate D_α(t; s, θ) of eq. (14)
+  at several positions and orders.
 
-**Setting (Section 5, spec §6.0).** d = 1000, n = 1500, step_size η = 0.05 (so γ = ηd = 50, spec A1), ridge δ = 0.1,
-noise_std σ ∈ {1, 1.25, 1.5}, features a_ij ~ Unif[0, 1/√d] (spiked Σ, spec A2), x̃_j ~ Unif[0, 1/√d], labels with
+**Setting (Section 5).** d = 1000, n = 1500, step_size η = 0.05 (the discrete step, so γ = ηd = 50), ridge δ = 0.1,
+noise_std σ ∈ {1, 1.25, 1.5}, features a_ij ~ Unif[0, 1/√d] (spiked Σ), x̃_j ~ Unif[0, 1/√d], labels with
 N(0, 0.01/d) noise clipped at ±3 sd (:func:`privdyn.data.hsgd_design.paper_design`). x̃ and x_0 ~ N(0, I_d) are drawn
 once per (seed, d) from their own streams, so every unit and every noise_std sees the same problem.
 
-**Choices the paper leaves open (spec §8), recorded here.** Σ is the analytic population matrix (A3). Every run
-draws fresh samples (one pass over n new records; the paper does not say whether the data are fixed; the spec found
-the same QQ picture either way). ``x0_policy``: ``random_public`` (default; x_0 drawn once and known, the law is
-conditional on it, V(0) = 0, A5) or ``random_secret`` (each run draws its own x_0 ~ N(0, I); V(0) = I). Runs of
-different noise_std use the same data and noise streams (common random numbers), so their curves differ only through
-σ. The reference law of Figure 1(a) is χ²_d (the exact law of D² under eq. (10)).
+**Choices the paper leaves open, recorded here.** Σ is the analytic population matrix. Every run draws fresh samples
+(one pass over n new records; the paper does not say whether the data are fixed; an independent implementation found the
+same QQ picture either way). ``x0_policy``: ``random_public`` (default; x_0 drawn once and known, the law is conditional
+on it, V(0) = 0) or ``random_secret`` (each run draws its own x_0 ~ N(0, I); V(0) = I). Runs of different noise_std use
+the same data and noise streams (common random numbers), so their curves differ only through σ. The reference law of
+Figure 1(a) is χ²_d (the exact law of D² under eq. (10)).
 
 **Checks** (``expected`` never comes from the engine checked):
 
-* invariant: the Volterra curve (product trapezoid with Romberg extrapolation) equals an independent solve of the
-  exact moment closure (spec §3.4) written out in this module from the design's analytic Σ (projection on the spike
-  direction u = 1/√d, scipy DOP853) to 1e−8 relative at the compared points and T; and equals the engine's
-  :func:`~privdyn.dynamics.hsgd.moment_ode_risk` (Radau) to 1e−8;
-* invariant: when T spans at least 5 relaxation times τ = 1/(γ min_j a_j) (the slowest e-folding of the mean m(t)),
-  P_T is within 1e−3 relative of the closed-form limit P_∞ = (𝒫(x*) + N_∞)/(1 − κ_K) (spec §3.5) computed here from
-  the design; otherwise not applicable. The engine's :func:`~privdyn.dynamics.hsgd.risk_limit` must equal that closed
-  form to 1e−10;
+* invariant: the Volterra curve (product trapezoid with Romberg extrapolation) equals an independent solve of the exact
+  moment closure (Itô's formula (29) applied to eq. (1)) written out in this module from the design's analytic Σ
+  (projection on the spike direction u = 1/√d, scipy DOP853) to 1e−8 relative at the compared points and T; and equals
+  the engine's :func:`~privdyn.dynamics.hsgd.moment_ode_risk` (Radau) to 1e−8;
+* invariant: when T spans at least 5 relaxation times τ = 1/(γ min_j a_j) (the slowest e-folding of the mean m(t)), P_T
+  is within 1e−3 relative of the closed-form limit P_∞ = (𝒫(x*) + N_∞)/(1 − κ_K) (renewal theorem for (6)) computed here
+  from the design; otherwise not applicable. The engine's :func:`~privdyn.dynamics.hsgd.risk_limit` must equal that
+  closed form to 1e−10;
 * the SGD mean over runs lies within z·SE of the Volterra curve at ``num_blocks`` points, z Bonferroni-corrected at
   family-wise level 1e−6 (never below 5), no bias allowance: the discretization shift of discrete SGD against the
   diffusion is O(η·max a_j) ≈ 2% here, far below the smallest detectable error (≈ 21% of the curve for 400 runs, since
-  single runs fluctuate by ~65%, spec §6.0). An invariant when num_runs ≥ 100, d ≥ 100 and the smallest detectable
+  single runs fluctuate by ~65%). An invariant when num_runs ≥ 100, d ≥ 100 and the smallest detectable
   relative error exceeds η·max a_j; else a finding that records the largest deviation in standard errors;
 * paper claims: the σ-ordering of the risk curves; the QQ agreement of Figure 1(a) (mean of D² equals d within z = 5
   SE; a Kolmogorov–Smirnov test against χ²_d at level 1e−6); the d^{−1/2} decay of the SGD–HSGD gap;
-* findings: single-run fluctuations (the paper's "closely concentrates", which the spiked design only allows loosely,
-  spec A18), the QQ quantile table, per-mode variance ratios, and the exact-vs-surrogate privacy ratios.
+* findings: single-run fluctuations (the paper's "closely concentrates", which the spiked design only allows
+  loosely), the QQ quantile table, per-mode variance ratios, and the exact-vs-surrogate privacy ratios.
 """
 
 from __future__ import annotations
@@ -169,7 +170,8 @@ def _reference_inputs(design: UniformDesign, step_size: float, ridge: float) -> 
 
 def reference_moments(design: UniformDesign, *, x0: Any, init_variance: float, step_size: float, ridge: float,
                       noise_std: float, times: Any) -> ReferenceMoments:
-    """E𝒫(X_t) and the law's variances from the moment closure of HSGD (1) (spec §3.4), solved independently.
+    """E𝒫(X_t) and the law's variances from the moment closure of HSGD (1) (Itô's formula (29)), solved
+    independently.
 
     Written separately from :mod:`privdyn.dynamics.hsgd` (the reference of the solver invariants): Σ = λ_b I +
     ¼·uuᵀ with u = 1/√d, λ_b = 1/(12d), λ_s = λ_b + ¼; the spike direction is followed by its mean μ_s = u·E(X − x̃)
@@ -221,7 +223,7 @@ def reference_moments(design: UniformDesign, *, x0: Any, init_variance: float, s
 
 
 def reference_limit(design: UniformDesign, *, step_size: float, ridge: float, noise_std: float) -> dict[str, float]:
-    """P_∞ = (𝒫(x*) + N_∞)/(1 − κ_K) of spec §3.5 for the Section 5 design, from the design (not the engine).
+    """P_∞ = (𝒫(x*) + N_∞)/(1 − κ_K) (renewal theorem for (6)-(7)) for the Section 5 design, from the design.
 
     κ_K = (γ/(2d)) Σ_j λ_j²/a_j, N_∞ = (σ²γ/(4d)) Σ_j λ_j/a_j, 𝒫(x*) = ½Σ_j λ_j (δx̃_j/a_j)² + ½E w², with the spike
     and the d − 1 bulk directions of Σ. Also returns the relaxation time τ = 1/(γ min_j a_j).
@@ -269,7 +271,7 @@ class _PaperSetting(ExperimentConfig):
         count = np.array([1.0, self.d - 1.0])
         kappa = self.step_size / 2 * float(np.sum(count * lam**2 / (lam + self.ridge)))
         if not kappa < 1:
-            raise ValueError(f"step_size is unstable: the Volterra kernel mass κ_K = {kappa:.4g} >= 1 (spec §3.5); "
+            raise ValueError(f"step_size is unstable: the Volterra kernel mass κ_K = {kappa:.4g} >= 1; "
                              f"got step_size={self.step_size!r}, ridge={self.ridge!r}, d={self.d}.")
 
     @property
@@ -278,7 +280,7 @@ class _PaperSetting(ExperimentConfig):
 
     @property
     def learning_rate(self) -> float:
-        """γ = step_size·d (spec A1)."""
+        """γ = step_size·d (the paper's η = 0.05 is the discrete step)."""
         return self.step_size * self.d
 
     @property
@@ -301,7 +303,7 @@ def _non_negative_noise(values: tuple[float, ...] | float, name: str) -> None:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Fig1aConfig(_PaperSetting):
-    """Figure 1(a): σ = 1.5 and R = 500 runs (the paper does not state R; the spec used 500)."""
+    """Figure 1(a): σ = 1.5 and R = 500 runs (the paper does not state R)."""
 
     noise_std: float = 1.5
     num_runs: int = 500
@@ -315,8 +317,9 @@ class Fig1aConfig(_PaperSetting):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Fig2aConfig(_PaperSetting):
-    """Figure 2(a): σ ∈ {1, 1.25, 1.5}; R = 400 runs (the spec's run count); the curve every ``record_every`` steps,
-    compared with the Volterra curve at ``num_blocks`` evenly spaced iterations; ``num_single_runs`` single runs."""
+    """Figure 2(a): σ ∈ {1, 1.25, 1.5}; R = 400 runs (the paper does not state R); the curve every ``record_every``
+    steps, compared with the Volterra curve at ``num_blocks`` evenly spaced iterations; ``num_single_runs`` single
+    runs."""
 
     noise_stds: tuple[float, ...] = (1.0, 1.25, 1.5)
     record_every: int = 10
@@ -451,7 +454,7 @@ class Fig1a(Experiment):
                   "(Volterra + closed-form mean) equal the independent DOP853 moment solve to 1e-8 relative",
             expected=[*law["reference_variance"], law["reference_population_risk"], law["reference_mean_spike"]],
             measured=[*law["variance"], law["population_risk"], law["mean_spike"]], rtol=SOLVER_RTOL,
-            atol=1e-10, note="reference: spec §3.4 closure written out from the design's analytic Σ")]
+            atol=1e-10, note="reference: the moment closure written out from the design's analytic Σ")]
         mean, se = float(d2.mean()), float(d2.std(ddof=1) / math.sqrt(runs))
         checks.append(check_monte_carlo(
             "mahalanobis_mean", kind=CLAIM,
@@ -473,7 +476,7 @@ class Fig1a(Experiment):
         rel = np.abs(emp_q - ref_q) / ref_q
         checks.append(finding(
             "mahalanobis_quantiles", claim="median relative error of the matched quantiles (5, 25, 50, 75, 95%) of "
-                                           "D² against chi2_d (the spec's acceptance: below 1-2%)",
+                                           "D² against chi2_d (acceptance: below 1-2%)",
             measured=float(np.median(rel)),
             note=f"empirical {[round(float(q), 1) for q in emp_q]} vs chi2_d {[round(float(q), 1) for q in ref_q]}"))
         spike_ratio = float(np.mean(spike**2))
@@ -605,7 +608,7 @@ class Fig2a(Experiment):
                       "across-run sd of 𝒫(x_n) relative to its mean",
                 measured=rel_sd,
                 note="the spiked Section 5 design carries about half the risk in one mode, which does not average "
-                     "over d (spec §6.0: ≈ 65% at σ = 1.5); quantitative checks use the run mean"))
+                     "over d (≈ 65% at σ = 1.5); quantitative checks use the run mean"))
             metrics += [Metric(name="risk_limit", params={"noise_std": json_number(sigma)}, value=limit),
                         Metric(name="kernel_mass", params={"noise_std": json_number(sigma)},
                                value=theory["limit"]["kernel_mass"]),
@@ -626,7 +629,7 @@ class Fig2a(Experiment):
         out = [
             check_close(f"volterra_equals_reference_ode {tag}", kind=INVARIANT,
                         claim=f"the Volterra curve P_t (eq. (6), product trapezoid + Romberg) equals the independent "
-                              f"moment-closure solve (spec §3.4, DOP853) at the {check_steps.size} compared "
+                              f"moment-closure solve (Itô's formula (29), DOP853) at the {check_steps.size} compared "
                               f"iterations incl. T to 1e-8 relative",
                         expected=theory["reference_ode"], measured=measured, rtol=SOLVER_RTOL,
                         note=f"Volterra Romberg error estimate {theory['error_estimate']:.2g}"),
@@ -638,14 +641,14 @@ class Fig2a(Experiment):
         limit = theory["limit"]
         out.append(check_close(
             f"risk_limit_closed_form {tag}", kind=INVARIANT,
-            claim="dynamics.hsgd.risk_limit's P_∞ equals the closed form (𝒫(x*) + N_∞)/(1 − κ_K) of spec §3.5 "
+            claim="dynamics.hsgd.risk_limit's P_∞ equals the closed form (𝒫(x*) + N_∞)/(1 − κ_K) (renewal theorem) "
                   "computed from the design",
             expected=limit["population_risk"], measured=theory["engine_limit"], rtol=1e-10))
         tau = limit["relaxation_time"]
         spans = config.horizon / tau
         name = f"plateau_equals_limit {tag}"
-        claim = ("the Volterra curve ends within 1e-3 relative of the long-time limit P_∞ (closed form, spec §3.5) "
-                 "when T spans at least 5 relaxation times 1/(γ min a_j)")
+        claim = ("the Volterra curve ends within 1e-3 relative of the long-time limit P_∞ (closed form, renewal "
+                 "theorem) when T spans at least 5 relaxation times 1/(γ min a_j)")
         if spans >= RELAXATION_TIMES:
             out.append(check_close(name, kind=INVARIANT, claim=claim, expected=limit["population_risk"],
                                    measured=float(pop[-1]), rtol=LIMIT_RTOL,
@@ -713,8 +716,8 @@ class Fig2a(Experiment):
     @staticmethod
     def _spec_constants(config: Fig2aConfig, outputs: Mapping[str, Mapping[str, Any]]) -> list[Check]:
         name = "spec_constants"
-        claim = ("spec §6.0 [derived]: κ_K = 0.004468 and N_∞/σ² = 0.019327 at d = 1000, η = 0.05, δ = 0.1 "
-                 "(half a unit in the last printed digit)")
+        claim = ("derived reference values (Section 5 setting): κ_K = 0.004468 and N_∞/σ² = 0.019327 at d = 1000, "
+                 "η = 0.05, δ = 0.1 (half a unit in the last printed digit)")
         if (config.d, config.step_size, config.ridge) != (1000, 0.05, 0.1):
             return [check_not_applicable(name, kind=INVARIANT, claim=claim, expected=[0.004468, 0.019327],
                                          note="not applicable: d, step_size or ridge differ from Section 5")]
@@ -765,9 +768,9 @@ class Fig2a(Experiment):
 class PrivacySetting(ExperimentConfig):
     """The exact-vs-surrogate privacy comparison: the Section 5 design at a small d (the exact law costs O(n d²)).
 
-    n = round(1.5·d) records in one fixed order (drawn once), step_size η, ridge δ, noise_std σ and the realized
-    x_0 ~ N(0, I) of the paper; at each of ``num_positions`` evenly spaced positions ℓ the record is replaced by a
-    fresh draw, and the last iterate's divergence is computed exactly (discrete SGD, fixed order, spec §2.5) and by the
+    n = round(1.5·d) records in one fixed order (drawn once), step_size η, ridge δ, noise_std σ and the realized x_0 ~
+    N(0, I) of the paper; at each of ``num_positions`` evenly spaced positions ℓ the record is replaced by a fresh draw,
+    and the last iterate's divergence is computed exactly (discrete SGD, fixed order, an exact Gaussian law) and by the
     HSGD surrogate D_α(T; ℓ/d, θ) of eq. (14) (both argument orders, the larger), for each Rényi order.
     """
 
@@ -835,7 +838,7 @@ class ValidationConfig(ExperimentConfig):
             spectrum = self.spectrum(d)
             limit = dyn.max_stable_learning_rate(spectrum, ridge=self.ridge)
             if not self.learning_rate < limit:
-                raise ValueError(f"learning_rate must be < {limit:.4g} (κ_K < 1, spec §3.5) at d = {d}; got "
+                raise ValueError(f"learning_rate must be < {limit:.4g} (κ_K < 1) at d = {d}; got "
                                  f"{self.learning_rate!r}.")
             if round(self.horizon * d) < 1:
                 raise ValueError(f"horizon·d must be >= 1; got horizon={self.horizon!r} with d={d}.")
@@ -993,7 +996,8 @@ class Validation(Experiment):
             checks.append(finding(
                 f"surrogate_over_exact renyi_order={alpha:g}",
                 claim=f"HSGD surrogate D_α(T; s, θ) (eq. (14)) over the exact divergence of discrete SGD with a fixed "
-                      f"data order (spec §2.5), last iterate, Section 5 design at d = {setting.d}, n = {out['n']}, "
+                      f"data order (exact Gaussian law), last iterate, Section 5 design at d = {setting.d}, "
+                      f"n = {out['n']}, "
                       f"positions {positions.tolist()} (NaN where a value is infinite)",
                 measured=ratio.tolist(),
                 note=f"positions with an infinite divergence (mixture not positive definite): {infinite}; the "

@@ -788,7 +788,7 @@ class Stability(Experiment):
             checks.append(finding(
                 "stability_across_noise_correlations",
                 claim="the measured stability depends on lambda only through the training losses (the coupled noise "
-                      "cancels; spec's experiment idea, Section C.2): relative spread across noise_correlations",
+                      "cancels; an experiment suggested by Appendix C.2): relative spread across noise_correlations",
                 measured=spread,
                 note="measured per noise_correlation: " + ", ".join(
                     f"{json_number(lam)}: {m:.4g} ± {s:.2g}" for lam, m, s in

@@ -10,7 +10,7 @@ Two experiments:
   the actual noise of :class:`~privdyn.privacy.correlated.LambdaCGD` (noise on the summed gradients with a unit
   clip, ``scale = kappa``), accumulates the prefix sums ``sum_{s<=t} xi_s`` over ``num_coordinates`` independent
   coordinates, and compares the per-coordinate variance with the closed form of :func:`cumulative_noise_variance`,
-  ``kappa^2 (1 + (1 - lambda)^2 (t - 1))`` (spec seed-004 §2.2 and §4.2, item 1).
+  ``kappa^2 (1 + (1 - lambda)^2 (t - 1))`` (derived from eqs. (24)-(25) of Appendix F.1).
 * ``kan-calibration``: the noise multiplier kappa of every calibration of the paper and of dp-accounting across
   the noise correlation lambda, at ``sampling_prob = batch_size / n`` and each epsilon: Theorem F.12 (= Thm 5.1,
   zero-out, constant 8 as stated and 2 as its proof gives), Theorem D.9 (= Thm 5.4, replace-one, ``heuristic``)
@@ -100,7 +100,7 @@ def cumulative_noise_variance(noise_correlation: float, steps: Any, *, noise_mul
 
     against ``kappa^2 t`` for independent noise (lambda = 0). This is the squared norm of row t of the decoder
     ``A C^{-1}`` (ones on the diagonal, ``1 - lambda`` below it; eqs. (24)-(25) of Appendix F.1) and the quantity of
-    Figure 1 (right), ``||sum_{s<=t} xi_s||^2 / D`` (spec seed-004 §2.2, §4.2 item 1). The unprojected parameter
+    Figure 1 (right), ``||sum_{s<=t} xi_s||^2 / D``. The unprojected parameter
     trajectory carries ``-eta (clip / B)`` times this prefix sum; the paper's shifted iterate (§4.3)
     ``U_t = W~_t + eta c_priv Z_t`` with ``c_priv = clip kappa / B`` removes the fresh term ``kappa Z_t`` and keeps
     a noise of variance ``kappa^2 (1 - lambda)^2 (t - 1)`` in units of ``(eta clip / B)^2``.
@@ -123,9 +123,9 @@ def cumulative_noise_variance(noise_correlation: float, steps: Any, *, noise_mul
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class CumulativeNoiseConfig(ExperimentConfig):
-    """Figure 1 (right): no setting is printed (spec seed-004 §4.1); lambda grid, horizon and size are chosen here.
+    """Figure 1 (right): no setting is printed; lambda grid, horizon and size are chosen here.
 
-    ``noise_multiplier`` is kappa with a unit clip (noise on the summed gradients); kappa = 1 plots the spec's
+    ``noise_multiplier`` is kappa with a unit clip (noise on the summed gradients); kappa = 1 plots the
     normalized ``||sum xi_s||^2 / (kappa^2 D)``. ``num_coordinates`` is D, the number of independent noise
     coordinates averaged (the Monte-Carlo sample size).
     """
@@ -152,8 +152,9 @@ standardized quantile at a normal z is shifted by about skewness (z^2 - 1) / 6 =
 normal approximation behind z SE then misstates the tail by a small fraction of one SE (0.52 at D = 1,000).
 """
 
-_SPEC_FIG1_RIGHT = ((10, "3.25"), (50, "13.25"))
-"""Spec seed-004 §2.2: the cumulative noise variance at lambda = 0.5, kappa = 1, as printed (t, value)."""
+_REF_FIG1_RIGHT = ((10, "3.25"), (50, "13.25"))
+"""Reference values (an independent computation for Figure 1 right): the cumulative noise variance at lambda = 0.5,
+kappa = 1, as printed (t, value)."""
 
 _NOISE_STREAM_KEY = unit_key(quantity="cumulative_noise")
 """Every noise correlation draws its Z_t from this one stream (common random numbers across lambda)."""
@@ -171,7 +172,7 @@ class Fig1Right(Experiment):
     * paper claim (per lambda > 0): the partial cancellation slows the growth, i.e. the cumulative variance at t = T
       is significantly (z = 5) below the independent-noise value ``kappa^2 T``; not applicable where the closed-form
       gap is smaller than the run can resolve (2 z chi-square standard errors) or T = 1;
-    * paper claim: the spec's values 3.25 (t = 10) and 13.25 (t = 50) at lambda = 0.5, kappa = 1, within z SE
+    * paper claim: the reference values 3.25 (t = 10) and 13.25 (t = 50) at lambda = 0.5, kappa = 1, within z SE
       (Bonferroni over the two points) plus half a unit in the last printed digit;
     * finding: the ratio of the cumulative variance at T to ``kappa^2 T`` per lambda.
     """
@@ -309,11 +310,11 @@ class Fig1Right(Experiment):
 
     @staticmethod
     def _spec_values_claim(config: CumulativeNoiseConfig, outputs: Mapping[str, Mapping[str, Any]]) -> Check:
-        """Spec seed-004 §2.2: at lambda = 0.5, kappa = 1 the variance is 3.25 at t = 10 and 13.25 at t = 50."""
+        """Reference values: at lambda = 0.5, kappa = 1 the variance is 3.25 at t = 10 and 13.25 at t = 50."""
         name = "spec_cumulative_variance_values"
-        claim = ("spec §2.2 (Figure 1 right): at lambda = 0.5, kappa = 1 the cumulative noise variance per coordinate "
-                 f"is {' and '.join(f'{v} at t = {t}' for t, v in _SPEC_FIG1_RIGHT)} (the worst of the two points "
-                 "is reported)")
+        claim = ("reference values (Figure 1 right): at lambda = 0.5, kappa = 1 the cumulative noise variance per "
+                 f"coordinate is {' and '.join(f'{v} at t = {t}' for t, v in _REF_FIG1_RIGHT)} (the worst of the two "
+                 "points is reported)")
         if (0.5 not in config.noise_correlations or config.noise_multiplier != 1.0 or config.num_steps < 50
                 or config.num_coordinates < MIN_COORDINATES):
             return check_not_applicable(name, kind=CLAIM, claim=claim,
@@ -321,9 +322,9 @@ class Fig1Right(Experiment):
                                              f"noise_multiplier = 1, num_steps >= 50 and num_coordinates >= "
                                              f"{MIN_COORDINATES}")
         out = outputs[unit_key(noise_correlation=0.5)]
-        z = bonferroni_z(len(_SPEC_FIG1_RIGHT))
+        z = bonferroni_z(len(_REF_FIG1_RIGHT))
         candidates = []
-        for t, text in _SPEC_FIG1_RIGHT:
+        for t, text in _REF_FIG1_RIGHT:
             value, half = printed_value(text)
             candidates.append(check_monte_carlo(
                 name, kind=CLAIM, claim=claim, expected=value, measured=float(out["variance"][t - 1]),
@@ -370,7 +371,7 @@ class Fig1Right(Experiment):
 
 def reference_noise_multiplier_f12(noise_correlation: float, *, n: int, batch_size: int, num_steps: int,
                                    epsilon: float, delta: float, constant: float) -> float | None:
-    """Theorem F.12 (= Thm 5.1) of arXiv 2605.12648v1 transcribed from spec seed-004 §2.4(a), in 50-digit arithmetic.
+    """Theorem F.12 (= Thm 5.1) of arXiv 2605.12648v1 transcribed independently, in 50-digit arithmetic.
 
         kappa^2 = K ((1 - lambda^T) / (1 - lambda))^2 (r T + sqrt(3 r T ln(2 / delta))) ln(2.5 / delta) / epsilon^2,
 
@@ -393,7 +394,7 @@ def reference_noise_multiplier_f12(noise_correlation: float, *, n: int, batch_si
 
 
 def reference_noise_multiplier_d9(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: float) -> float:
-    """Theorem D.9 (= Thm 5.4) of arXiv 2605.12648v1 from spec seed-004 §2.4(b), in 50-digit arithmetic.
+    """Theorem D.9 (= Thm 5.4) of arXiv 2605.12648v1 transcribed independently, in 50-digit arithmetic.
 
         kappa^2 = 16 B^2 T / (n^2 epsilon) + 32 B^2 T ln(1 / delta) / (n^2 epsilon^2).
     """
@@ -428,11 +429,12 @@ def _dp_accounting_epsilon(noise_multiplier: float, *, n: int, batch_size: int, 
 F12_CONSTANTS = ((8.0, "theorem_f12"), (2.0, "theorem_f12_proved"))
 DP_ACCOUNTING_SAMPLINGS = (("without_replacement", "replace_one"), ("poisson", "add_remove"))
 
-# Spec seed-004 §2.4(c), reference values as printed: (n, B, T, epsilon, delta), kappa of Theorem D.9, kappa of
-# Theorem F.12 at lambda = 0+ / 0.3 / 0.5 / 0.7 / 0.9, and the epsilon dp-accounting's RDP accountant (replace-one,
-# without replacement) gives at D.9's kappa read as kappa / 2 and as kappa.
+# Reference values (an independent computation from Theorems D.9 and F.12 and dp-accounting), as printed:
+# (n, B, T, epsilon, delta), kappa of Theorem D.9, kappa of Theorem F.12 at lambda = 0+ / 0.3 / 0.5 / 0.7 / 0.9, and
+# the epsilon dp-accounting's RDP accountant (replace-one, without replacement) gives at D.9's kappa read as kappa / 2
+# and as kappa.
 _TABLE_LAMBDAS = (0.0, 0.3, 0.5, 0.7, 0.9)
-_SPEC_TABLE = (
+_REF_TABLE = (
     {"setting": (50_000, 500, 5_000, 1.0, 1e-5), "d9": "13.864",
      "f12": ("96.05", "137.22", "192.11", "320.18", "960.54"), "epsilon_half": "0.82", "epsilon_full": "0.39"},
     {"setting": (10_000, 5_000, 100, 1.0, 1e-5), "d9": "98.032",
@@ -440,16 +442,16 @@ _SPEC_TABLE = (
     {"setting": (10_000, 1_000, 1_000, 0.5, 1e-6), "d9": "134.178",
      "f12": ("279.72", "399.60", "559.44", "932.40", "2797.20"), "epsilon_half": "0.41", "epsilon_full": "0.21"},
 )
-_SPEC_F12_OVER_D9 = "7"  # "Thm F.12 at small r is ~7x more noise than D.9 (first row)"
-_SPEC_F12_MIN_STEPS = 3662  # (n=50,000, B=500, eps=1, delta=1e-5) "needs T >= 3662 steps before F.12 applies"
+_REF_F12_OVER_D9 = "7"  # "Thm F.12 at small r is ~7x more noise than D.9 (first row)"
+_REF_F12_MIN_STEPS = 3662  # (n=50,000, B=500, eps=1, delta=1e-5) "needs T >= 3662 steps before F.12 applies"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class CalibrationConfig(ExperimentConfig):
-    """The calibration sweep; the default is the first row of the spec's reference table (seed-004 §2.4(c)).
+    """The calibration sweep; the default is the first row of the reference table.
 
     ``calibration_rtol``: dp-accounting's kappa is the upper end of a bracket of relative width at most this (the
-    kappa smaller by the factor 1 + rtol gives more than the target epsilon). The spec's three table rows are
+    kappa smaller by the factor 1 + rtol gives more than the target epsilon). The reference table's three rows are
     evaluated at their own fixed settings whatever the config.
     """
 
@@ -496,11 +498,11 @@ class Calibration(Experiment):
     Checks:
 
     * invariants: Theorem F.12 (both constants) and Theorem D.9 as computed by
-      :mod:`privdyn.privacy.correlated_calibration` equal an independent 50-digit transcription of the spec's closed
+      :mod:`privdyn.privacy.correlated_calibration` equal an independent 50-digit transcription of the closed
       forms to 1e-12 relative; where F.12's conditions (epsilon <= 1, r T >= 3 ln(2 / delta)) fail, the engine
       refuses; dp-accounting's kappa at lambda = 0 (both samplers) gives, recomputed straight from dp-accounting,
       an epsilon <= the target, while kappa / (1 + calibration_rtol) gives more than the target (the bracket);
-    * paper claims (the spec's reference table, at its own settings, within half a unit of the last printed digit):
+    * paper claims (the reference table, at its own settings, within half a unit of the last printed digit):
       kappa of D.9 and F.12, the epsilon D.9's kappa gives by dp-accounting (0.82 / 0.84 / 0.41 reading kappa / 2,
       0.39 / 0.40 / 0.21 reading kappa), F.12 ~7x D.9 in the first row, and T >= 3662 before F.12 applies there;
     * findings: D.9's kappa checked by dp-accounting at the config (D.9 is heuristic), and §2.4(d): with the
@@ -522,7 +524,7 @@ class Calibration(Experiment):
             for sampling, _ in DP_ACCOUNTING_SAMPLINGS:
                 units.append(Unit(unit_key(accountant="dp_accounting", sampling=sampling, epsilon=eps),
                                   {"method": "dp_accounting", "sampling": sampling, "epsilon": eps}))
-        units += [Unit(f"spec_table/row={i + 1}", {"method": "spec_table", "row": i}) for i in range(len(_SPEC_TABLE))]
+        units += [Unit(f"spec_table/row={i + 1}", {"method": "spec_table", "row": i}) for i in range(len(_REF_TABLE))]
         return units
 
     def unit_config(self, config: CalibrationConfig, unit: Unit) -> Mapping[str, Any]:
@@ -578,7 +580,7 @@ class Calibration(Experiment):
 
     @staticmethod
     def _table_unit(row: int) -> dict[str, Any]:
-        n, batch_size, num_steps, eps, delta = _SPEC_TABLE[row]["setting"]
+        n, batch_size, num_steps, eps, delta = _REF_TABLE[row]["setting"]
         sizes = {"n": n, "batch_size": batch_size, "num_steps": num_steps}
         d9 = float(calibration.noise_multiplier_theorem_d9(epsilon=eps, delta=delta, **sizes).value)
         f12 = [float(calibration.noise_multiplier_theorem_f12(lam, epsilon=eps, delta=delta, **sizes).value)
@@ -621,7 +623,7 @@ class Calibration(Experiment):
                 reference = [reference_noise_multiplier_f12(lam, constant=constant, epsilon=eps, **sizes)
                              for lam in config.noise_correlations]
                 name = f"theorem_f12_matches_closed_form epsilon={json_number(eps)} accountant={accountant}"
-                claim = (f"epsilon = {json_number(eps)}: Theorem F.12 with constant {constant:g} equals the spec's "
+                claim = (f"epsilon = {json_number(eps)}: Theorem F.12 with constant {constant:g} equals the "
                          "closed form (independent 50-digit transcription) at every noise_correlation, to 1e-12 "
                          "relative, and the engine refuses exactly where the theorem's conditions fail")
                 agree = [i for i in range(len(points)) if (points[i]["value"] is None) == (reference[i] is None)]
@@ -629,7 +631,7 @@ class Calibration(Experiment):
                     checks.append(Check(name=name, kind=INVARIANT, claim=claim, passed=False,
                                         expected=[r is not None for r in reference],
                                         measured=[p["value"] is not None for p in points],
-                                        note="the engine and the spec's conditions disagree on where F.12 applies"))
+                                        note="the engine and the theorem's conditions disagree on where F.12 applies"))
                 elif not valid:
                     refusal = points[0]["refusal"]
                     checks.append(Check(name=name, kind=INVARIANT, claim=claim, passed=True, expected=None,
@@ -658,7 +660,7 @@ class Calibration(Experiment):
             d9 = entry["theorem_d9"]
             checks.append(check_close(
                 f"theorem_d9_matches_closed_form epsilon={json_number(eps)}", kind=INVARIANT,
-                claim=f"epsilon = {json_number(eps)}: Theorem D.9 equals the spec's closed form (independent 50-digit "
+                claim=f"epsilon = {json_number(eps)}: Theorem D.9 equals the closed form (independent 50-digit "
                       "transcription) to 1e-12 relative",
                 expected=reference_noise_multiplier_d9(epsilon=eps, **sizes), measured=d9["value"], rtol=1e-12,
                 note="reference: mpmath at 50 digits"))
@@ -735,7 +737,7 @@ class Calibration(Experiment):
     def _lambda_zero_wins(config: CalibrationConfig, eps: float, f12: list[Mapping[str, Any]],
                           tight: Mapping[str, float], metrics: list[Metric]) -> Check:
         name = f"paper_calibration_lambda_zero_wins epsilon={json_number(eps)}"
-        claim = (f"spec §2.4(d), epsilon = {json_number(eps)}: under the paper's own calibration (Theorem F.12, "
+        claim = (f"epsilon = {json_number(eps)}: under the paper's own calibration (Theorem F.12, "
                  "constant 8) kappa grows with lambda, and the cumulative noise variance at T, "
                  "kappa(lambda)^2 (1 + (1 - lambda)^2 (T - 1)), is smallest at the smallest lambda of the grid "
                  "(measured: the minimizing lambda)")
@@ -767,46 +769,47 @@ class Calibration(Experiment):
     @staticmethod
     def _table_checks(outputs: Mapping[str, Mapping[str, Any]]) -> list[Check]:
         checks: list[Check] = []
-        for i, row in enumerate(_SPEC_TABLE):
+        for i, row in enumerate(_REF_TABLE):
             out = outputs[f"spec_table/row={i + 1}"]
             n, batch_size, num_steps, eps, delta = row["setting"]
             where = f"n={n}, B={batch_size}, T={num_steps}, epsilon={json_number(eps)}, delta={delta:g}"
             checks.append(_printed_claim(
-                f"spec_table_theorem_d9 row={i + 1}", f"spec §2.4(c) row {i + 1} ({where}): Theorem D.9 gives "
+                f"spec_table_theorem_d9 row={i + 1}", f"reference table row {i + 1} ({where}): Theorem D.9 gives "
                 f"kappa = {row['d9']}", [row["d9"]], [out["d9"]]))
             checks.append(_printed_claim(
-                f"spec_table_theorem_f12 row={i + 1}", f"spec §2.4(c) row {i + 1} ({where}): Theorem F.12 "
+                f"spec_table_theorem_f12 row={i + 1}", f"reference table row {i + 1} ({where}): Theorem F.12 "
                 f"(constant 8) gives kappa = {' / '.join(row['f12'])} at lambda = 0+ / 0.3 / 0.5 / 0.7 / 0.9",
                 list(row["f12"]), out["f12"]))
             checks.append(_printed_claim(
-                f"spec_table_d9_epsilon row={i + 1}", f"spec §2.4(c) row {i + 1} ({where}): Theorem D.9's kappa gives "
-                f"epsilon ~ {row['epsilon_half']} by dp-accounting's RDP accountant (without replacement, "
+                f"spec_table_d9_epsilon row={i + 1}", f"reference table row {i + 1} ({where}): Theorem D.9's kappa "
+                f"gives epsilon ~ {row['epsilon_half']} by dp-accounting's RDP accountant (without replacement, "
                 "replace-one, multiplier kappa / 2), below the target: D.9 valid but conservative here",
                 [row["epsilon_half"]], [out["epsilon_half"]]))
             checks.append(_printed_claim(
-                f"spec_table_d9_epsilon_multiplier_kappa row={i + 1}", f"spec §2.4(c) row {i + 1} ({where}): reading "
-                f"D.9's kappa as dp-accounting's multiplier itself (sensitivity clip, not 2 clip) gives epsilon ~ "
+                f"spec_table_d9_epsilon_multiplier_kappa row={i + 1}",
+                f"reference table row {i + 1} ({where}): reading D.9's kappa as dp-accounting's multiplier itself "
+                "(sensitivity clip, not 2 clip) gives epsilon ~ "
                 f"{row['epsilon_full']}", [row["epsilon_full"]], [out["epsilon_full"]]))
         first = outputs["spec_table/row=1"]
         ratio = first["f12"][0] / first["d9"]
         checks.append(_printed_claim(
-            "spec_f12_over_d9_small_sampling_prob", "spec §2.4(c): in the first row (r = 0.01) Theorem F.12 at "
-            "lambda = 0+ needs ~7x the noise of Theorem D.9", [_SPEC_F12_OVER_D9], [ratio]))
+            "spec_f12_over_d9_small_sampling_prob", "reference table: in the first row (r = 0.01) Theorem F.12 at "
+            "lambda = 0+ needs ~7x the noise of Theorem D.9", [_REF_F12_OVER_D9], [ratio]))
         measured = first["f12_min_steps"]
         checks.append(Check(
             name="spec_f12_minimum_steps", kind=CLAIM,
-            claim="spec §2.4(c): at n = 50,000, B = 500, epsilon = 1, delta = 1e-5 Theorem F.12 applies only from "
-                  f"T = {_SPEC_F12_MIN_STEPS} steps (r T >= 3 ln(2 / delta)); measured: the smallest T the engine "
+            claim="reference table: at n = 50,000, B = 500, epsilon = 1, delta = 1e-5 Theorem F.12 applies only from "
+                  f"T = {_REF_F12_MIN_STEPS} steps (r T >= 3 ln(2 / delta)); measured: the smallest T the engine "
                   "accepts",
-            expected=_SPEC_F12_MIN_STEPS, measured=measured, tolerance=0.0, passed=measured == _SPEC_F12_MIN_STEPS,
-            note="" if measured == _SPEC_F12_MIN_STEPS else
-            f"claim T >= {_SPEC_F12_MIN_STEPS}; the engine first accepts T = {measured}"))
+            expected=_REF_F12_MIN_STEPS, measured=measured, tolerance=0.0, passed=measured == _REF_F12_MIN_STEPS,
+            note="" if measured == _REF_F12_MIN_STEPS else
+            f"claim T >= {_REF_F12_MIN_STEPS}; the engine first accepts T = {measured}"))
         return checks
 
     @staticmethod
     def _spec_table(outputs: Mapping[str, Mapping[str, Any]]) -> Table:
         rows = []
-        for i, row in enumerate(_SPEC_TABLE):
+        for i, row in enumerate(_REF_TABLE):
             out = outputs[f"spec_table/row={i + 1}"]
             n, batch_size, num_steps, eps, delta = row["setting"]
             rows.append([n, batch_size, num_steps, json_number(eps), delta, out["d9"], *out["f12"],
@@ -844,7 +847,7 @@ class Calibration(Experiment):
         axes[0].set_ylabel("noise multiplier kappa (relative to the clip)")
         axes[1].set_ylabel("kappa^2 (1 + (1 - lambda)^2 (T - 1))")
         axes[0].set_title("kappa by accountant", fontsize=9)
-        axes[1].set_title("cumulative noise variance at T under each calibration (spec §2.4(d))", fontsize=9)
+        axes[1].set_title("cumulative noise variance at T under each calibration", fontsize=9)
         axes[0].legend(fontsize=6)
         fig.suptitle(f"{result['paper']}; n = {result['config']['n']}, B = {result['config']['batch_size']}, "
                      f"T = {result['config']['num_steps']}, delta = {result['config']['delta']}", fontsize=9)

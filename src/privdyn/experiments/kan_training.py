@@ -16,7 +16,7 @@ bundled breast-cancer data (malignant = -1, benign = +1) and digits "1" (+1) vs 
   terms of A_corr scale with (1 - lambda) and (1 - lambda)^2 + lambda^2 eta).
 * ``calibrated`` (b): kappa(lambda) from Theorem F.12 (zero-out neighbours, stated constant 8) for lambda > 0 and from
   the dp-accounting accountant (replace-one) for lambda = 0. The two relations differ, and F.12 makes kappa grow like
-  (1 - lambda^T)/(1 - lambda) (spec seed-004 section 2.4(d)), so this panel cannot test the source paper's claim that
+  (1 - lambda^T)/(1 - lambda) (Theorem F.12's noise multiplier), so this panel cannot test the source paper's claim that
   a moderate lambda beats lambda = 0: that claim needs a tight lambda > 0 accountant, which does not exist yet.
 
 Data: features standardized with the training split's mean and standard deviation, then divided by the largest
@@ -26,19 +26,19 @@ sphere (their number is recorded). The train/test split is drawn once per datase
 the noise, which are shared by every (panel, epsilon, lambda) of one seed (common random numbers). Confidence
 intervals: mean +- t_{0.975, k-1} SE over the k seeds (cut to [0, 1] for accuracies).
 
-``kan-bounds``: averaged training and test losses (over the iterates t < T, evaluated on a stated subsample of t)
-of runs whose (B, T, eta, kappa) follow the n-dependence of Corollaries 5.3 (correlated), 5.5 (independent) and 5.6
-(non-private), on synthetic data in the unit ball labelled by a linear teacher, beside the corollaries' rates, the
-rates A_corr / A_van / A_non and the population bounds of Theorems 5.2 / D.16 / E.1 (hidden constants 1; label
-``surrogate``) and the explicit-constant bound of Lemma C.11 (label ``bound``). The corollaries' own constants
-(eta <= 1/(12 C p^3), m of order 1/gamma^6, clip = G_delta, about n/gamma^2 epochs) cannot be run (spec section
-4.3), so the schedules keep the corollaries' powers of n with hand-set constants (config keys); the NTK margin gamma*
-(Assumption 3.3) is measured at each initialization (:func:`privdyn.bounds.ntk_margin.ntk_margin`). The table
-``literal_corollary_schedules`` gives the corollaries' own schedules (:mod:`privdyn.bounds.kan`) at the measured
-gamma*, or why they are undefined there. Lemma C.11 is evaluated with the comparator W* = W_0 + tau u of Lemma C.12
-(u the margin direction, tau = (log T + sqrt(log(n / failure_prob))) / gamma*, L_S(W*) computed exactly), the
-smallest shifted radius meeting its condition (10) and the projection radius it prescribes (used by the runs); the
-comparison is an invariant only where every condition of the lemma holds, else a finding with the margins.
+``kan-bounds``: averaged training and test losses (over the iterates t < T, evaluated on a stated subsample of t) of
+runs whose (B, T, eta, kappa) follow the n-dependence of Corollaries 5.3 (correlated), 5.5 (independent) and 5.6
+(non-private), on synthetic data in the unit ball labelled by a linear teacher, beside the corollaries' rates, the rates
+A_corr / A_van / A_non and the population bounds of Theorems 5.2 / D.16 / E.1 (hidden constants 1; label ``surrogate``)
+and the explicit-constant bound of Lemma C.11 (label ``bound``). The corollaries' own constants (eta <= 1/(12 C p^3), m
+of order 1/gamma^6, clip = G_delta, about n/gamma^2 epochs) cannot be run at any size a test allows, so the schedules
+keep the corollaries' powers of n with hand-set constants (config keys); the NTK margin gamma* (Assumption 3.3) is
+measured at each initialization (:func:`privdyn.bounds.ntk_margin.ntk_margin`). The table
+``literal_corollary_schedules`` gives the corollaries' own schedules (:mod:`privdyn.bounds.kan`) at the measured gamma*,
+or why they are undefined there. Lemma C.11 is evaluated with the comparator W* = W_0 + tau u of Lemma C.12 (u the
+margin direction, tau = (log T + sqrt(log(n / failure_prob))) / gamma*, L_S(W*) computed exactly), the smallest shifted
+radius meeting its condition (10) and the projection radius it prescribes (used by the runs); the comparison is an
+invariant only where every condition of the lemma holds, else a finding with the margins.
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def _fmt(values: Any) -> str:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Fig1LeftConfig(ExperimentConfig):
-    """Figure 1 (left) on offline data. The paper gives no setting (spec seed-004 section 4.1): these are chosen.
+    """Figure 1 (left) on offline data. The paper gives no setting: these are chosen.
 
     ``width``, ``grid_size``, ``spline_order``, ``activation``: the KAN (p = grid_size + spline_order basis
     functions on [-1, 1]); ``num_steps`` (T updates), ``batch_size`` (B), ``step_size`` (eta), ``clip``
@@ -420,7 +420,7 @@ class Fig1Left(Experiment):
                  "lambda = 0 under one neighbouring relation; the paper's only lambda > 0 calibration (Theorem F.12, "
                  "zero-out) makes kappa grow like (1 - lambda^T)/(1 - lambda), and its kappa^2 scales like r T where "
                  "the lambda = 0 accountant's (replace-one) scales like r^2 T, so panel (b) compares different, "
-                 "unequally tight guarantees (spec seed-004 section 2.4(d)); panel (a) holds kappa fixed instead. "
+                 "unequally tight guarantees; panel (a) holds kappa fixed instead. "
                  "See the interior_lambda_beats_zero findings."))
         tables = [Table(name="accuracy_by_panel_epsilon_lambda",
                         columns=["dataset", "panel", "epsilon", "noise_correlation", "noise_multiplier", "accountant",
@@ -462,7 +462,7 @@ class Fig1Left(Experiment):
                      f"to {table[(panel, eps, interior[-1])]['noise_multiplier']:.4g} at lambda = {interior[-1]:g}, "
                      f"against {zero['noise_multiplier']:.4g} from dp-accounting at lambda = 0, replace-one): the "
                      "cumulative noise kappa^2 (1 + (1 - lambda)^2 (t - 1)) is then at least the independent-noise "
-                     "kappa_0^2 t (spec seed-004 section 2.4(d)), and the two epsilons refer to different "
+                     "kappa_0^2 t, and the two epsilons refer to different "
                      "neighbouring relations. This panel therefore cannot test the source paper's claim that a "
                      "moderate lambda beats lambda = 0: that needs a tight accountant for lambda > 0, which does not "
                      "exist yet.")
@@ -555,7 +555,7 @@ class Fig1Left(Experiment):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class BoundsConfig(ExperimentConfig):
-    """Runs following the corollaries' n-dependence with hand-set constants (spec seed-004 sections 4.2.5, 4.3).
+    """Runs following the corollaries' n-dependence with hand-set constants (Corollaries 5.3, 5.5, 5.6).
 
     * Corollary 5.3 (correlated, lambda = ``noise_correlation``): ``B = round(batch_fraction n)``,
       ``T = round(num_steps_constant sqrt n)``, ``eta = step_size``, kappa from Theorem F.12 (constant 8);

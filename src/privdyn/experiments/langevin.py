@@ -6,7 +6,8 @@
 * ``langevin-table1``: Table 1 and the Theorem 4 worked example, with the utility gain over composition-based
   calibration.
 
-Reference values come from the spec of the paper (its Figure 1 tables, §10.2 and §10.3), never from the engine.
+Reference values are tables computed independently of privdyn from the paper's closed forms (Corollary 1, the
+composition baseline, the Section 4 instance, the Theorem 4 example) and stored as printed, never from the engine.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ class Fig1Config(ExperimentConfig):
 
 _FIG1_PAPER = Fig1Config()
 
-# Spec seed-001 §6, Figure 1 tables (derived there from the paper's formulas C1 and BASE).
+# Figure 1 reference tables (computed independently from Corollary 1 and the composition baseline).
 _FIG1_ASYMPTOTES = {(10, 1): 0.016, (10, 2): 0.008, (10, 4): 0.004, (20, 1): 0.032, (20, 2): 0.016,
                     (20, 4): 0.008, (30, 1): 0.048, (30, 2): 0.024, (30, 4): 0.012}
 _FIG1_COR1_ALPHA10 = {  # K: (λ=1, λ=2, λ=4), as printed
@@ -229,7 +230,7 @@ class Fig1(Experiment):
             ks = [k for k in _FIG1_COR1_ALPHA10 if k <= config.max_num_steps]
             printed = [printed_value(_FIG1_COR1_ALPHA10[k][i]) for k in ks]
             expected = [p[0] for p in printed]
-            claim = f"Corollary 1 at α=10, λ={lam}, K ∈ {ks} equals the spec's table (5 significant digits)"
+            claim = f"Corollary 1 at α=10, λ={lam}, K ∈ {ks} equals the reference table (5 significant digits)"
             name = f"corollary1_table alpha=10 lambda={lam}"
             if same_setting and 10 in config.renyi_orders and lam in config.strong_convexities and ks:
                 measured = curves[("dynamics", 10.0, float(lam))][np.asarray(ks) - 1]
@@ -323,10 +324,10 @@ class Fig1(Experiment):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class TightnessConfig(ExperimentConfig):
-    """The quadratic instance ℓ(θ; x) = ½(θ − x)² (λ = β = 1), spec seed-001 §3.4 and §10.2.
+    """The quadratic instance ℓ(θ; x) = ½(θ − x)² (λ = β = 1) of Section 4 (Theorem 3, Corollary 2).
 
     Curves use ``renyi_order``, ``sensitivity``, ``n``, ``noise_scale``, ``step_size`` and K = 1 … ``max_num_steps``;
-    ``init_variance`` is the variance of the Gaussian start of the second exact curve (the spec's table uses 2σ²).
+    ``init_variance`` is the variance of the Gaussian start of the second exact curve (the reference table uses 2σ²).
     The Monte-Carlo check runs Algorithm 1 from θ₀ = 0 on two neighbouring 1-D datasets of size ``mc_n`` in [−1, 1]
     (so S_g = 2) for ``mc_num_steps`` steps, ``mc_num_runs`` runs in blocks of ``mc_block_size``.
     """
@@ -361,8 +362,9 @@ class TightnessConfig(ExperimentConfig):
 
 
 _TIGHTNESS_PAPER = TightnessConfig()
-# Spec seed-001 §10.2 (α=2, S_g=1, n=1, σ=1, η=0.1): K -> (exact, exact Gaussian init v0=2σ², LB, Cor1, Cor2, comp)
-_TABLE_10_2 = {  # as printed (4 to 6 significant digits)
+# Section 4 instance, independent reference values (α=2, S_g=1, n=1, σ=1, η=0.1):
+# K -> (exact, exact Gaussian init v0=2σ², LB, Cor1, Cor2, comp)
+_TIGHTNESS_TABLE = {  # as printed (4 to 6 significant digits)
     1: ("0.05", "0.0054945", "0.0475813", "0.0975412", "0.0953969", "0.05"),
     2: ("0.0997238", "0.0215625", "0.0906346", "0.190325", "0.182148", "0.1"),
     5: ("0.2446", "0.121261", "0.196735", "0.442398", "0.398016", "0.25"),
@@ -501,10 +503,10 @@ class Tightness(Experiment):
         for j, (q, label) in enumerate((("exact", "exact"), ("exact_gaussian_init", "exact, Gaussian init"),
                                         ("lower_bound", "lower bound (17)"), ("corollary1", "Corollary 1"),
                                         ("corollary2", "Corollary 2"), ("composition", "composition"))):
-            ks = [kk for kk in _TABLE_10_2 if kk <= k[-1]]
-            printed = [printed_value(_TABLE_10_2[kk][j]) for kk in ks]
+            ks = [kk for kk in _TIGHTNESS_TABLE if kk <= k[-1]]
+            printed = [printed_value(_TIGHTNESS_TABLE[kk][j]) for kk in ks]
             expected = [p[0] for p in printed]
-            claim = f"{label} at K ∈ {ks} equals the spec's reference table (α=2, S_g=n=σ=1, η=0.1)"
+            claim = f"{label} at K ∈ {ks} equals the reference table (α=2, S_g=n=σ=1, η=0.1)"
             name = f"reference_table {q}"
             if same and ks:
                 measured = c[q][np.asarray(ks) - 1]
@@ -545,7 +547,8 @@ class Tightness(Experiment):
                 expected=mu, measured=mean, standard_error=math.sqrt(s2 / total)))
             checks.append(check_monte_carlo(
                 f"simulation_variance dataset={label}",
-                claim="variance of θ_K over runs equals 2σ²(1 − (1 − η)^{2K})/(2 − η) (no /n²: spec §9.2)",
+                claim="variance of θ_K over runs equals 2σ²(1 − (1 − η)^{2K})/(2 − η) (no /n²: "
+                      "the paper's Section 4 variance has a spurious /n²)",
                 expected=s2, measured=var, standard_error=s2 * math.sqrt(2.0 / (total - 1))))
         (n1, m1, v1, mu1), (n2, m2, v2, mu2) = stats["D"], stats["D_prime"]
         alpha = config.renyi_order
@@ -592,7 +595,7 @@ class Tightness(Experiment):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Table1Config(ExperimentConfig):
-    """Theorem 4's worked example (spec seed-001 §10.3): L = 1, λ = 1, β = 2, n = 10⁴, d = 100; RDP form with
+    """Theorem 4's worked example: L = 1, λ = 1, β = 2, n = 10⁴, d = 100; RDP form with
     (α, ε') = (10, 1), (ε, δ) form with ε = 1, δ = 1e−5. ``sample_sizes`` is the n grid of the rate figure."""
 
     lipschitz: float = 1.0
@@ -633,14 +636,14 @@ _TABLE1_ROWS = (  # Table 1 of the paper (asymptotic; constants and log(1/δ) dr
     ("This paper, noisy GD", "O(β d/(λ² n² ε²))", "O((β²/λ²) n log(n² ε²/d))", "ε ≤ 2 log(1/δ)"),
     ("Lower bound (Bassily et al. [3])", "Ω(min{1, d/(ε² n²)})", "", ""),
 )
-# Spec seed-001 §10.3 reference values (derived there; each to the printed precision).
+# Theorem 4 worked example, independent reference values (each to the printed precision).
 # Floats are exact values of the formulas; strings are printed (compared to half a unit in the last digit).
 _T4_RDP = {"step_size": 0.125, "noise_variance": 4e-7, "num_steps_real": "92.103", "num_steps": 93,
            "excess_risk_bound": "2.0e-4", "gradient_complexity": 930_000, "rdp_at_num_steps": "0.99684"}
 _T4_DP = {"renyi_order": "24.02585", "noise_variance": "1.922068e-6", "epsilon": 1.0, "num_steps_printed": "79.886",
           "num_steps_exact": "79.546", "optimal_order_epsilon": "0.99978",
           "optimal_order_noise_variance": "1.921235e-6"}
-_T4_COMPOSITION_BEST = "5.005e-4"  # best Lemma-6 bound over K with composition-calibrated σ (spec §10.3)
+_T4_COMPOSITION_BEST = "5.005e-4"  # best Lemma-6 bound over K with composition-calibrated σ
 
 
 def _composition_calibrated_excess(config: Table1Config, n: int, max_num_steps: int) -> tuple[float, int]:
@@ -783,7 +786,7 @@ class Table1(Experiment):
         for form, reference in (("rdp_form", _T4_RDP), ("dp_form", _T4_DP)):
             for key, reference_value in reference.items():
                 name = f"theorem4 {form}.{key}"
-                claim = f"Theorem 4 worked example ({form}): {key} = {reference_value} (spec §10.3)"
+                claim = f"Theorem 4 worked example ({form}): {key} = {reference_value} (independent reference)"
                 if not same:
                     checks.append(check_not_applicable(name, kind=INVARIANT, claim=claim, expected=reference_value,
                                                        note="not applicable: the config changes the example"))
@@ -801,7 +804,7 @@ class Table1(Experiment):
                                               measured=measured, atol=atol,
                                               note="tolerance: half a unit in the last printed digit"))
         name = "composition_calibrated_best_excess"
-        claim = f"with composition-calibrated σ the best Lemma-6 bound over K is {_T4_COMPOSITION_BEST} (spec §10.3)"
+        claim = f"with composition-calibrated σ the best Lemma-6 bound over K is {_T4_COMPOSITION_BEST}"
         if same:
             expected, atol = printed_value(_T4_COMPOSITION_BEST)
             checks.append(check_close(name, kind=INVARIANT, claim=claim, expected=expected, atol=atol,

@@ -273,11 +273,11 @@ def finite_size_allowance(small_size_bias: float, *, small_size: float, size: fl
                           exponent: float = 0.5) -> float:
     """A bias allowance at ``size`` derived from the discrepancy measured at a smaller ``small_size``.
 
-    Deterministic equivalents (ODEs, Volterra equations) describe the d → ∞ limit; at finite d a simulated mean sits
-    off them by a bias of order d^(−exponent) (d^(−½) for the dpgd ODE, spec seed-003 §5: about 1% at d = 200).
-    Measuring |mean − prediction| at ``small_size`` and scaling it by (small_size/size)^exponent gives the allowance
-    at ``size``; the result is capped at ``cap`` (an absolute amount, e.g. 3%·√(200/d) of the prediction), so a
-    large discrepancy at the small size cannot excuse one at the large size.
+    Deterministic equivalents (ODEs, Volterra equations) describe the d → ∞ limit; at finite d a simulated mean sits off
+    them by a bias of order d^(−exponent) (d^(−½) for the dpgd ODE of arXiv 2505.16329, Theorem 1: about 1% at d = 200).
+    Measuring |mean − prediction| at ``small_size`` and scaling it by (small_size/size)^exponent gives the allowance at
+    ``size``; the result is capped at ``cap`` (an absolute amount, e.g. 3%·√(200/d) of the prediction), so a large
+    discrepancy at the small size cannot excuse one at the large size.
 
     Args:
         small_size_bias: |simulated mean − prediction| measured at ``small_size`` (includes its sampling error,

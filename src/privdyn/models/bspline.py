@@ -2,7 +2,7 @@
 
 The kan paper (Wang, Schuchardt, Kalinin, et al., arXiv 2605.12648, Section 3.1 and Assumption 3.2) uses a basis
 ``{b_k}_{k=1..p}`` of B-splines without fixing its order, grid or knots. privdyn uses the convention of the KAN
-literature (the spec's default, ``specs/seed-004.md`` section 1.3): a uniform grid of ``G = grid_size`` intervals of
+literature (Liu et al., arXiv 2404.19756): a uniform grid of ``G = grid_size`` intervals of
 width ``h = (hi - lo) / G`` on ``interval = (lo, hi)``, extended by ``k = spline_order`` knots on each side, so the
 knots are ``lo + (j - k) h`` for ``j = 0, ..., G + 2k`` and there are ``p = G + k`` basis functions of polynomial
 *degree* ``k`` (``spline_order=3`` is the cubic basis, ``p = G + 3``).
@@ -107,7 +107,7 @@ def bspline_bounds(*, grid_size: int, spline_order: int = 3,
     described in the module docstring. Since every knot span of ``interval`` carries every polynomial piece of the
     cardinal B-spline, the suprema are those of ``N_k`` and its derivatives, scaled by ``h**-nu`` with
     ``h = (hi - lo) / grid_size``. Closed forms are used for orders 0-3 (cubic: ``2/3``, ``2/(3h)``, ``2/h**2``, i.e.
-    ``2/3``, ``G/3``, ``G**2/2`` on ``[-1, 1]``, as in the spec's section 1.3); higher orders are computed piece by
+    ``2/3``, ``G/3``, ``G**2/2`` on ``[-1, 1]``); higher orders are computed piece by
     piece, from the exact rational piece coefficients, at the endpoints and at the real critical points of each piece.
 
     Where a derivative jumps at a knot (degree ``<= nu``), the supremum is that of the piecewise derivative, one-sided

@@ -1,9 +1,10 @@
 """Ye & Shokri's last-iterate (hidden-state) Renyi-DP bound for one shuffled epoch of noisy clipped SGD.
 
-Ye & Shokri, "Differentially Private Learning Needs Hidden State (Or Much Faster Convergence)", arXiv 2203.05363
-(2022): the one-epoch "shuffle and partition" guarantee for the last iterate of noisy projected/clipped SGD on a
-strongly convex, smooth loss, as evaluated by their public code (``dp_utils.first_epoch_guarantee``); spec
-``seed-000.md`` section 6 (Figure 3(b)) and ambiguity A13 give the mapping to the hsgd paper.
+Ye & Shokri, "Differentially Private Learning Needs Hidden State (Or Much Faster Convergence)", arXiv 2203.05363 (2022):
+the one-epoch "shuffle and partition" guarantee for the last iterate of noisy projected/clipped SGD on a strongly
+convex, smooth loss, as evaluated by their public code (``dp_utils.first_epoch_guarantee``). The hsgd paper (Lin,
+Kolaczyk, Smith, Paquette, arXiv 2510.16687) compares against it in its Figure 3(b) without giving the parametrization;
+privdyn's mapping is below (see also ``docs/hsgd.md``).
 
 Setting: one pass over n = ``num_steps`` records in a uniformly random order, batch size 1, per-example gradients
 clipped to norm C, Gaussian noise of standard deviation ``noise_multiplier``·C added to each gradient, and each step
@@ -18,8 +19,8 @@ and the position mixture (joint convexity of exp((α−1)D_α)) gives
 
     ε = (1/(α−1)) log( (1/n) Σ_{j=1}^n exp((α−1) ε_j) ).
 
-The trajectory over the iterates k (``iterates``, spec section 6 "recommended" reading; the paper does not say how
-its curve is indexed): after k of the n steps, the differing record has been used with probability k/n, at a
+The trajectory over the iterates k (``iterates``; the hsgd paper does not say how its curve in
+Figure 3(b) is indexed): after k of the n steps, the differing record has been used with probability k/n, at a
 uniform position, so ε_k = (1/(α−1)) log( (n−k)/n + (1/n) Σ_{j=1}^k exp((α−1) ε_j) ); ε_n is the one-epoch value.
 """
 
@@ -85,8 +86,8 @@ def ye_shokri_rdp(renyi_order: float, *, noise_multiplier: float, contraction: f
                   iterates: Any = None) -> PrivacyLoss:
     """Ye & Shokri's one-epoch last-iterate RDP of shuffled noisy clipped SGD (arXiv 2203.05363), labelled ``bound``.
 
-    See the module docstring for the formula and its assumptions. Spec ``seed-000.md`` §6 Figure 3(b): for the hsgd
-    paper's clipped runs, ``noise_multiplier`` = σ/c (absolute noise σ, clip c), ``contraction`` = 1 − η·ridge,
+    See the module docstring for the formula and its assumptions. For the clipped runs of the hsgd paper's Figure 3(b)
+    (arXiv 2510.16687), ``noise_multiplier`` = σ/c (absolute noise σ, clip c), ``contraction`` = 1 − η·ridge,
     ``num_steps`` = n.
 
     Args:
@@ -108,7 +109,7 @@ def ye_shokri_rdp(renyi_order: float, *, noise_multiplier: float, contraction: f
         An upper bound on the Renyi divergence of order α between the last iterates under replace-one neighbours,
         under Ye & Shokri's assumptions (λ-strongly convex and smooth per-example losses, step size below the
         smoothness limit, clipped or Lipschitz gradients, uniformly random order, the intermediate iterates hidden).
-        Whether clipping preserves the contraction is their assumption, not verified here (spec A13).
+        Whether clipping preserves the contraction is their assumption, not verified here.
 
     Raises:
         ValueError: renyi_order <= 1, noise_multiplier <= 0, contraction outside [0, 1], num_steps < 1, iterates

@@ -1,8 +1,8 @@
 """Renyi privacy of noisy one-pass SGD on least squares through neighbouring homogenized-SGD laws (surrogate).
 
 Implements the privacy side of Lin, Kolaczyk, Smith, Paquette, "High-Dimensional Privacy-Utility Dynamics of Noisy SGD
-on Least Squares" (arXiv 2510.16687; cited as "the paper", its equation and theorem numbers) and of the team
-spec ``specs/seed-000.md`` (cited as "spec §x"). Names: ``ridge`` δ, ``noise_std`` σ, ``learning_rate`` γ(t),
+on Least Squares" (arXiv 2510.16687; cited as "the paper", with its equation and theorem numbers); where privdyn departs
+from the printed paper, ``docs/hsgd.md`` says how and why. Names: ``ridge`` δ, ``noise_std`` σ, ``learning_rate`` γ(t),
 ``step_size`` η = γ/d, ``renyi_order`` α; a record is a feature vector a and a label b.
 
 **What the numbers are.** Every HSGD number here is labelled ``surrogate``: it is the Renyi divergence between two
@@ -10,13 +10,13 @@ spec ``specs/seed-000.md`` (cited as "spec §x"). Names: ``ridge`` δ, ``noise_s
 Conjecture 3.1), taken over a *data-dependent* set of neighbouring pairs (records of the observed dataset, not the
 supremum over a data domain). It is not a worst-case differential-privacy guarantee. The paper's "suffix" reading of
 Theorem 4.4 is labelled ``lower_bound``. The exact Gaussian law of discrete noisy SGD for a fixed data order
-(:func:`exact_sgd_law`, :func:`exact_sgd_renyi`, spec §2.5) is labelled ``exact``: the ground truth the surrogate is
-compared with. Measured on a Gaussian design in the paper's experimental scaling (tr Σ = 1/3, step_size 0.05, n = 1.5d;
-tests/privacy/test_hsgd_privacy.py): for the same pair, position and iterate the surrogate was 1-8% *below* the exact
-fixed-order divergence at d = 50-400, the gap shrinking with d at short lags (RMS 5.0% at d = 50, 2.3% at d = 200)
+(:func:`exact_sgd_law`, :func:`exact_sgd_renyi`; not in the paper) is labelled ``exact``: the ground truth the surrogate
+is compared with. Measured on a Gaussian design in the paper's experimental scaling (tr Σ = 1/3, step_size 0.05, n =
+1.5d; tests/privacy/test_hsgd_privacy.py): for the same pair, position and iterate the surrogate was 1-8% *below* the
+exact fixed-order divergence at d = 50-400, the gap shrinking with d at short lags (RMS 5.0% at d = 50, 2.3% at d = 200)
 and staying near 2-3% at lags of n/3 and more up to d = 400. A surrogate can under-report.
 
-**Neighbouring laws (Lemma C.1, eqs. (11)-(13); spec §4.2).** The differing record is used at SGD step ℓ, embedded at
+**Neighbouring laws (Lemma C.1, eqs. (11)-(13)).** The differing record is used at SGD step ℓ, embedded at
 s = ℓ/d with h = γ(s)/d; before s both processes have the law N(m(s), V(s)) of :class:`privdyn.dynamics.hsgd.HSGDLaw`.
 The differentiating update X_{s+} = C_i X_{s−} + h b_i a_i + e, C_i = (1 − hδ)I − h a_i a_iᵀ, e ~ N(0, h²σ²I), then the
 linear SDE (9) up to t give, in the eigenbasis of Σ, with c = 1 − hδ, φ = Φ(t, s) = e^{−A(Γ(t) − Γ(s))} (diagonal),
@@ -27,9 +27,9 @@ where X_t^0 is the process with the record-free update cX_{s−} + e. Hence V_i(
 with the diagonal K = Cov X_t^0 = V(t) − φ²V(s) + φ²(c²V(s) + h²σ²) common to both laws,
 k_i = Cov(X_t^0, ξ_i) = −cφV(s)a_i, S_i = [[a_iᵀV(s)a_i, 1], [1, 0]], and m_i(t; s) = m(t) − hΦ∇f(m(s); a_i, b_i),
 so the mean gap is Δ = hΦ g_s(θ) with g_s(θ) = a(b − aᵀm(s)) − a'(b' − a'ᵀm(s)).
-This is spec §4.2's D + U_iS_iU_iᵀ with rescaled columns.
+This is the diagonal-plus-low-rank form of Lemma C.1's covariance with rescaled columns.
 
-**Divergence and argument order (Lemma C.2, eq. (14); spec §4.3).** The paper prints the Gaussian Renyi divergence
+**Divergence and argument order (Lemma C.2, eq. (14)).** The paper prints the Gaussian Renyi divergence
 with its arguments swapped (its M_α = αV_1 + (1 − α)V_2 gives D_α(P_2 ‖ P_1)). privdyn computes
 D_α(P_1 ‖ P_2) with the mixture αV_2 + (1 − α)V_1 (:mod:`privdyn.privacy.divergences`) and the accountants take the
 supremum over both orders (``direction="max"``), which does not depend on the convention (the neighbour relation is
@@ -43,30 +43,32 @@ term is (α/2)eᵀGram(I + Y)⁻¹e with e = (β_1, 0, −β_2, 0), β_i = b_i �
 −[ℓ(I + Y) − αℓ(I + S_2Gram_22) − (1 − α)ℓ(I + S_1Gram_11)]/(2(α − 1)) with ℓ(I + Y) = log det(I + Y) − tr Y. The
 traces cancel exactly (weights (1 − α) + α − 1 = 0) and ℓ is evaluated from the characteristic-polynomial
 coefficients e_2, e_3, e_4 of Y and the series of log1p(y) − y, so no first-order quantity is subtracted from another:
-the common diagonal, whose log-determinant is a sum of d logarithms, cancels analytically (spec §7.2). The mixture is
-positive definite iff all eigenvalues of I + Y are > 0; they are real (Y is similar to a symmetric matrix), so by
-Descartes' rule of signs this holds iff every coefficient e_k(I + Y), k = 1..4, is > 0: the rank-4 check of the spec's
-erratum (§7.2), without an eigendecomposition. The per-pair :func:`neighboring_laws` / :func:`renyi_divergence` build
-the diagonal-plus-low-rank laws explicitly and use :func:`privdyn.privacy.divergences.renyi_gaussian_lowrank` (O(d)).
+the common diagonal, whose log-determinant is a sum of d logarithms, cancels analytically. The mixture is positive
+definite iff all eigenvalues of I + Y are > 0; they are real (Y is similar to a symmetric matrix), so by Descartes' rule
+of signs this holds iff every coefficient e_k(I + Y), k = 1..4, is > 0: a rank-4 check (checking each law's own
+capacitance matrix is not enough), without an eigendecomposition. The per-pair :func:`neighboring_laws` /
+:func:`renyi_divergence` build the diagonal-plus-low-rank laws explicitly and use
+:func:`privdyn.privacy.divergences.renyi_gaussian_lowrank` (O(d)).
 
 **Accountants (Theorems 4.3-4.5, eqs. (15), (21), (24); Lemma C.3).** The position of the differing record is uniform
 over the n = ``num_steps`` steps of the pass; a record at step ℓ changes iterate k iff ℓ ≤ k − 1. The mixture bound
-gives, on the SGD grid (spec §4.4),
+gives, on the SGD grid (eq. (15) of Theorem 4.3, with the position mixture of Lemma C.3),
 
     rdp_epsilon(k) = (1/(α−1)) [ logsumexp({log(n − k)} ∪ {(α−1) max_θ D_α(k; ℓ, θ) : ℓ = 0..k−1}) − log n ],
 
 evaluated in log space. The differing step sits at s = ℓ/d and HSGD then flows for (k − ℓ)/d, one step more than the
-k − ℓ − 1 SGD steps that follow it (the paper's embedding, spec A14; an O(1/d) difference).
+k − ℓ − 1 SGD steps that follow it (the paper's embedding; an O(1/d) difference).
 
-*J released iterates* k_1 < … < k_J (Theorem 4.4; eq. (21) misses a "+", spec A7): by the Markov property of both
+*J released iterates* k_1 < … < k_J (Theorem 4.4; eq. (21) misses a "+"): by the Markov property of both
 processes, the stacked release for a record at step ℓ has exactly the divergence of the pair (X_{t_q}, X_{t_r}) with
 k_q the last release with k_q ≤ ℓ (unchanged by the record) and k_r the first with k_r > ℓ: given X_{t_r}, the later
 blocks follow the same kernel in both processes, and given X_{t_q} the earlier ones are independent of the record.
 ``mode="keep_last_block"`` computes that exact divergence (cross-covariance Cov(X_{t_r}, X_{t_q}) =
-Φ(t_r, s)C_iΦ(s, t_q)V(t_q), spec A8); ``mode="suffix"`` is the paper's statement that drops X_{t_q}: by data processing
-it is at most the true divergence and is labelled ``lower_bound`` (it equals the last-iterate divergence at t_r).
-*The average* (Theorem 4.5, eq. (23)-(24)) of all J releases, including the blocks before s (which the paper leaves
-undefined, spec A9: unperturbed laws with the C_i cross terms), has the same structure with a diagonal common part.
+Φ(t_r, s)C_iΦ(s, t_q)V(t_q)); ``mode="suffix"`` is the paper's statement that drops X_{t_q}: by data processing
+it is at most the true divergence and is labelled ``lower_bound`` (it equals the last-iterate divergence at t_r). *The
+average* (Theorem 4.5, eq. (23)-(24)) of all J releases, including the blocks before s (which the paper leaves
+undefined; privdyn uses the unperturbed laws with the C_i cross terms), has the same structure with a diagonal common
+part.
 """
 
 from __future__ import annotations
@@ -220,16 +222,17 @@ def _top_k(scores_fn, n: int, num_pairs: int, symmetric: bool) -> tuple[np.ndarr
 
 def select_pairs(features: Any, labels: Any, *, ridge: float, num_pairs: int, gap: str = "proxy",
                  mean: Any = None) -> NeighboringPairs:
-    """The ``num_pairs`` pairs of records of a dataset with the largest gradient gap (Section 5; spec §4.6, A10).
+    """The ``num_pairs`` pairs of records of a dataset with the largest gradient gap (Section 5 of the paper).
 
     * ``gap="proxy"`` — the paper's score ‖g(θ)‖₂ with g(θ) = (b a − b' a') − (a aᵀ − a' a'ᵀ + δI)1_d over all n(n − 1)
       *ordered* pairs (it is not symmetric). It is the mean gap at s+ with the mean m(s) replaced by the all-ones vector
-      1_d of the data's basis, and keeps a δI1_d term that cancels in the true gap; reproduced as written.
-    * ``gap="exact"`` — the true gap ‖g_s(θ)‖₂, g_s(θ) = a(b − aᵀm) − a'(b' − a'ᵀm) at the given ``mean`` m = m(s)
-      (spec §4.2). It is symmetric in the two records, so each unordered pair (i < j) is listed once (the accountants
+      1_d of the data's basis, and keeps a δI1_d term that cancels in the true gap; reproduced as written. *
+      ``gap="exact"`` — the true gap ‖g_s(θ)‖₂, g_s(θ) = a(b − aᵀm) − a'(b' − a'ᵀm) at the given ``mean`` m = m(s) (the
+      difference of the differentiating updates of eqs. (11)-(13)). It is symmetric in the two records, so each
+      unordered pair (i < j) is listed once (the accountants
       evaluate both orders).
 
-    Gram-matrix trick (spec §4.6): with w_i = b_i a_i − (a_iᵀ1)a_i, ‖g_ij‖² = ‖w_i‖² + ‖w_j‖² − 2w_iᵀw_j
+    Gram-matrix trick: with w_i = b_i a_i − (a_iᵀ1)a_i, ‖g_ij‖² = ‖w_i‖² + ‖w_j‖² − 2w_iᵀw_j
     − 2δ1ᵀ(w_i − w_j) + δ²d (proxy), and with z_i = a_i(b_i − a_iᵀm), ‖g_ij‖² = ‖z_i‖² + ‖z_j‖² − 2z_iᵀz_j (exact):
     O(n²d) in row blocks of bounded memory, keeping a running top-K. Ties are broken by (i, j).
 
@@ -452,7 +455,7 @@ def neighboring_laws(law: HSGDLaw, pairs: NeighboringPairs, *, iterate: int, pos
                      pair: int = 0) -> NeighboringLaws:
     """The neighbouring HSGD laws at t = iterate/d for the record of ``pairs[pair]`` used at step ``position``.
 
-    Eqs. (11)-(13) / Lemma C.1 with s = position/d (spec §4.2): m_i = m(t) − hΦ(t, s)∇f(m(s); a_i, b_i),
+    Eqs. (11)-(13) / Lemma C.1 with s = position/d: m_i = m(t) − hΦ(t, s)∇f(m(s); a_i, b_i),
     V_i = K + [f_i, k_i]S_i[f_i, k_i]ᵀ (module docstring). ``position == iterate`` gives the law right after the
     update (t = s+). O(d).
     """
@@ -968,7 +971,7 @@ def _release_batch(grid: _Grid, data: _PairData, alpha: float, ks: np.ndarray, e
 
 def rdp_epsilon_releases(renyi_order: float, law: HSGDLaw, pairs: NeighboringPairs, *, num_steps: int,
                          release_iterates: Any, mode: str = "keep_last_block") -> PrivacyLoss:
-    """RDP of releasing the iterates k_1 < … < k_J (Theorem 4.4, eq. (21) with its missing "+" restored, spec A7).
+    """RDP of releasing the iterates k_1 < … < k_J (Theorem 4.4, eq. (21) with its missing "+" restored).
 
     (1/(α−1)) [logsumexp({log(n − k_J)} ∪ {(α−1) max_θ D_α^{[J]}(ℓ, θ) : ℓ < k_J}) − log n], both orders.
     ``mode="keep_last_block"`` (default) uses the exact law of the release and is labelled ``surrogate``;
@@ -1045,7 +1048,8 @@ def average_divergences(renyi_order: float, law: HSGDLaw, pairs: NeighboringPair
                         positions: Any, direction: str = "max") -> PrivacyLoss:
     """D_α^{avg} (Theorem 4.5, eq. (23), correct order) of the average of the releases, per position (L, P).
 
-    Blocks released before the record's step are the unperturbed ones, with the C_i cross terms (spec A9).
+    Blocks released before the record's step are the unperturbed ones, with the C_i cross terms (Theorem 4.5 leaves
+    them undefined).
     Labelled ``surrogate``: a diffusion approximation on a data-dependent set of pairs, not a worst-case DP guarantee.
     """
     alpha = _renyi_order(renyi_order)
@@ -1100,7 +1104,7 @@ def rdp_epsilon_average(renyi_order: float, law: HSGDLaw, pairs: NeighboringPair
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# Exact discrete ground truth (spec §2.5)
+# Exact discrete ground truth (not in the paper: the law of discrete SGD itself, for a fixed data order)
 # ----------------------------------------------------------------------------------------------------------------
 
 
@@ -1152,7 +1156,8 @@ def exact_sgd_law(features: Any, labels: Any, *, step_size: Any, ridge: float, n
     """Exact law of discrete noisy SGD (Algorithm 1, batch 1, fixed data order, Gaussian noise) on least squares.
 
     x_{k+1} = C_k x_k + η_k b_k a_k − η_kσZ_k with C_k = (1 − η_kδ)I − η_k a_ka_kᵀ is affine with Gaussian noise, so
-    x_k ~ N(m_k, V_k): m_{k+1} = C_km_k + η_kb_ka_k, V_{k+1} = C_kV_kC_kᵀ + η_k²σ²I (spec §2.5), from
+    x_k ~ N(m_k, V_k): m_{k+1} = C_km_k + η_kb_ka_k, V_{k+1} = C_kV_kC_kᵀ + η_k²σ²I (Algorithm 1 is
+    linear-Gaussian for a fixed order), from
     x_0 ~ N(x0, init_variance·I) (init_variance = 0: a fixed, public x_0). O(n d²). Labelled ``exact``.
 
     Args:
@@ -1203,7 +1208,7 @@ def exact_sgd_renyi(renyi_order: float, *, features: Any, labels: Any, position:
     if new_a.shape != (d,):
         raise ValueError(f"replacement_feature must have shape (d,) = ({d},); got {new_a.shape}.")
     _check.finite(replacement_feature=new_a, replacement_label=replacement_label)
-    source = "exact Gaussian law of discrete noisy SGD with a fixed data order (spec seed-000 section 2.5)"
+    source = "exact Gaussian law of discrete noisy SGD with a fixed data order (Algorithm 1 of arXiv 2510.16687)"
     if ell >= k:
         return PrivacyLoss(value=0.0, guarantee=Guarantee.EXACT, quantity="renyi_divergence", source=source)
     mean, cov = x.copy(), v0 * np.eye(d)

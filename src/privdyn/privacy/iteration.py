@@ -169,8 +169,9 @@ def rho_to_epsilon(rho: Any, *, delta: Any, method: str = "bun_steinke") -> floa
 def epsilon_to_rho(epsilon: Any, *, delta: Any, method: str = "bun_steinke") -> float | np.ndarray:
     """The largest ρ whose ρ²/2-zCDP implies (ε, δ)-DP (inverse of :func:`rho_to_epsilon`).
 
-    ``"bun_steinke"`` gives ρ = sqrt(2 ln(1/δ) + 2ε) − sqrt(2 ln(1/δ)) (spec seed-003 §1.3), up to a downward
-    rounding. The result is on the safe side: ``rho_to_epsilon(epsilon_to_rho(ε)) <= ε``.
+    ``"bun_steinke"`` gives ρ = sqrt(2 ln(1/δ) + 2ε) − sqrt(2 ln(1/δ)) (the inverse of Proposition A.3 of Bombari et
+    al., arXiv 2505.16329, Bun and Steinke's conversion), up to a downward rounding. The result is on the safe side:
+    ``rho_to_epsilon(epsilon_to_rho(ε)) <= ε``.
 
     Shapes: epsilon and delta broadcast together; scalars give a float.
     """

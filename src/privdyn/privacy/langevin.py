@@ -33,7 +33,7 @@ Conventions (the same for every function):
   ``num_steps = 0`` gives 0;
 * bad input raises :class:`ValueError` naming the parameter, its value and the valid range.
 
-Where privdyn deliberately differs from the printed paper (details in ``specs/seed-001.md``, section 9):
+Where privdyn deliberately differs from the printed paper (see also ``docs/langevin.md``):
 
 * Corollary 2 (eq. 18) is implemented with ``n**2`` in the denominator; the paper prints ``eta**2``;
 * the tightness instance uses the per-example loss ``0.5 * ||theta - x||**2``
@@ -113,7 +113,7 @@ _QUADRATIC = (
 )
 _SRC_EXACT = (
     f"{_PAPER}, Section 4 tightness instance, exact Gaussian Renyi divergence of theta_K "
-    f"(derived, spec seed-001 3.4; the paper's variance has a spurious /n**2); {_QUADRATIC}, "
+    f"(derived from Theorem 3's construction; the paper's variance has a spurious /n**2); {_QUADRATIC}, "
     "start theta_0 ~ N(0, init_variance * I) (theta_0 = 0 for init_variance = 0)"
 )
 _SRC_T3 = (
@@ -128,13 +128,13 @@ _SRC_C2 = (
 _SRC_TRACKED = (
     f"privdyn extension, not in the paper: {_PAPER}, Theorem 2 (eq. 16) with lsi_constant = min_k c_k "
     "from the LSI recursion 1/c_(k+1) = rho**2/c_k + 2*step_size*noise_scale**2, "
-    "rho = max(|1 - step_size*strong_convexity|, |1 - step_size*smoothness|) (spec seed-001 3.7); assumes a "
+    "rho = max(|1 - step_size*strong_convexity|, |1 - step_size*smoothness|); assumes a "
     "strong_convexity-strongly convex, smoothness-smooth per-example loss on a closed convex set, a "
     f"data-independent start that is init_lsi_constant-LSI, total gradient sensitivity S_g, {_LAST_ITERATE}"
 )
 _SRC_GAMMA = (
     f"privdyn extension, not in the paper: {_PAPER}, Lemma 2 / PDE (15) solved with a free gamma in (0, 1) "
-    "(the paper fixes gamma = 1/2), minimised over gamma for each num_steps (spec seed-001 3.2); "
+    "(the paper fixes gamma = 1/2), minimised over gamma for each num_steps; "
     f"the gamma -> 1 limit is the composition baseline; {_C1_ASSUMES}"
 )
 
@@ -258,11 +258,11 @@ def dynamics_rdp(
     ``-expm1``. ``smoothness`` enters only through the condition step_size < 1/smoothness. The bound
     converges to :func:`dynamics_rdp_asymptote` at rate ``strong_convexity * step_size / 2`` per step and does
     not depend on d.
-    privdyn applies the corollary literally: section 4 of the paper quotes it for the quadratic loss with
-    exponent ``step_size * num_steps``, a slip (spec seed-001, 9.4). For small K the bound is up to twice the
-    composition baseline; it drops below it after :func:`crossover_num_steps` steps. This is Corollary 1
-    alone, as the paper plots it, not min(Corollary 1, composition): both are bounds, so a caller may take the
-    minimum, and :func:`best_gamma_rdp` (a labelled extension) is never above either.
+    privdyn applies the corollary literally: section 4 of the paper quotes it for the quadratic loss with exponent
+    ``step_size * num_steps``, a slip (Corollary 1 has ``strong_convexity * step_size * num_steps / 2``). For small K
+    the bound is up to twice the composition baseline; it drops below it after :func:`crossover_num_steps` steps. This
+    is Corollary 1 alone, as the paper plots it, not min(Corollary 1, composition): both are bounds, so a caller may
+    take the minimum, and :func:`best_gamma_rdp` (a labelled extension) is never above either.
 
     Formal guarantee: an upper bound (``bound``) on the replace-one RDP of the released last iterate, for a
     strong_convexity-strongly convex, smoothness-smooth per-example loss on a closed convex set, with
@@ -310,7 +310,7 @@ def dynamics_rdp_asymptote(
     """The K -> infinity limit of Corollary 1.
 
     ``renyi_order * sensitivity**2 / (strong_convexity * noise_scale**2 * n**2)``: Chourasia, Ye, Shokri 2021
-    (arXiv 2102.05855), Corollary 1 (spec seed-001, formula C1-infinity). Since Corollary 1 increases to this
+    (arXiv 2102.05855), Corollary 1, its limit as the number of steps grows. Since Corollary 1 increases to this
     value, it is an RDP bound for *every* number of steps (Theorem 4 uses it that way), under Corollary 1's
     assumptions (a step_size < 1/smoothness is implied; neither enters the value).
 
@@ -344,7 +344,7 @@ def dynamics_zcdp(
         rho = sensitivity**2 / (strong_convexity * noise_scale**2 * n**2)
               * (1 - exp(-strong_convexity * step_size * num_steps / 2))
 
-    Its (epsilon, delta) conversion at the best order (spec seed-001, 7) is
+    Its (epsilon, delta) conversion at the best order (Mironov 2017, Proposition 3, at the optimal order) is
     ``privdyn.privacy.conversions.zcdp_to_epsilon(rho, delta=delta, method="bun_steinke")``; privdyn does not
     re-derive it here. ``num_steps=None`` gives the K -> infinity value (a guarantee for every K). Use this
     instead of evaluating :func:`dynamics_rdp` at renyi_order = 1, which is not a valid order.
@@ -394,8 +394,8 @@ def dynamics_rdp_increment(
 ) -> PrivacyLoss:
     """The contribution of iteration k to the Corollary 1 bound: eps(k) - eps(k - 1), k >= 1.
 
-    Derived from Chourasia, Ye, Shokri 2021 (arXiv 2102.05855), Corollary 1 (the paper's goal 2 in section 3;
-    spec seed-001, 3.3)::
+    Derived from Chourasia, Ye, Shokri 2021 (arXiv 2102.05855), Corollary 1 (the paper's goal 2 in
+    Section 3)::
 
         Delta_k = asymptote * exp(-strong_convexity * step_size * (k - 1) / 2)
                   * (1 - exp(-strong_convexity * step_size / 2))
@@ -509,7 +509,7 @@ def crossover_num_steps(*, step_size: Any, strong_convexity: Any) -> float | np.
     """The real K at which Corollary 1 drops below the composition baseline.
 
     ``2 * CROSSOVER_X / (strong_convexity * step_size)``, derived from Corollary 1 and the Figure 1 baseline
-    of Chourasia, Ye, Shokri 2021 (arXiv 2102.05855) (spec seed-001, 3.5): Corollary 1 < composition iff
+    of Chourasia, Ye, Shokri 2021 (arXiv 2102.05855): Corollary 1 < composition iff
     1 - exp(-x) < x/2 with x = strong_convexity * step_size * K / 2, i.e. x > :data:`CROSSOVER_X`.
     Independent of renyi_order, noise_scale, sensitivity and n. Figure 1 (step_size 0.02): 159.36, 79.68,
     39.84 for strong_convexity 1, 2, 4.
@@ -524,7 +524,7 @@ def steps_to_fraction(fraction: Any, *, step_size: Any, strong_convexity: Any) -
     """The real K at which Corollary 1 reaches ``fraction`` of its asymptote.
 
     ``2 ln(1/(1 - fraction)) / (strong_convexity * step_size)``, derived from Corollary 1 of Chourasia, Ye,
-    Shokri 2021 (arXiv 2102.05855) (spec seed-001, 3.3). Figure 1 (step_size 0.02, fraction 0.95): 299.6,
+    Shokri 2021 (arXiv 2102.05855). Figure 1 (step_size 0.02, fraction 0.95): 299.6,
     149.8, 74.9 for strong_convexity 1, 2, 4.
 
     Args:
@@ -576,7 +576,7 @@ def quadratic_exact_rdp(
 
     which for v0 = 0 (theta_0 = 0) is
     renyi_order * sensitivity**2 (2 - eta) / (4 sigma**2 n**2) * (1 - q)/(1 + q). The paper does not print
-    this formula; its variance carries a spurious ``/n**2`` (spec seed-001, 9.2), which privdyn does not
+    this formula; its variance (Section 4) carries a spurious ``/n**2``, which privdyn does not
     reproduce. At K = 1 with v0 = 0 it equals :func:`composition_rdp`.
 
     Formal guarantee: ``exact`` (the divergence itself) for this loss, this start and worst-case neighbours.
@@ -641,8 +641,7 @@ def quadratic_corollary2_rdp(
                       * (1 - exp(-(2 - step_size) * step_size * num_steps / 2))
 
     i.e. Theorem 2 with c = (2 - step_size) / (2 noise_scale**2). **privdyn differs from the printed paper**:
-    the paper prints ``eta**2`` where ``n**2`` belongs (dimensional consistency and Theorem 2 give n**2;
-    spec seed-001, 9.1).
+    the paper prints ``eta**2`` where ``n**2`` belongs (dimensional consistency and Theorem 2 give n**2).
 
     Formal guarantee: an upper bound (``bound``) for the per-example loss 0.5 * ||theta - x||**2 on R^d, any
     fixed data-independent start theta_0, replace-one neighbours, last iterate released.
@@ -680,7 +679,7 @@ def lsi_constant_tracker(
     """LSI constants c_0, ..., c_K of the noisy-GD iterates (privdyn extension, not in the paper).
 
     Iterates 1/c_{k+1} = rho**2 / c_k + 2 step_size noise_scale**2 with
-    rho = max(|1 - step_size*strong_convexity|, |1 - step_size*smoothness|) (spec seed-001, 3.7), from three
+    rho = max(|1 - step_size*strong_convexity|, |1 - step_size*smoothness|) (a privdyn extension), from three
     standard facts: a gradient step of a strongly convex, smooth function is rho-Lipschitz (so it maps c-LSI
     to c/rho**2-LSI), adding N(0, s**2 I) noise gives 1/c_new <= 1/c + s**2, and the projection onto a convex
     set is 1-Lipschitz. Within a step the tracing diffusions stay at least min(c_k, c_{k+1})-LSI, so
@@ -746,7 +745,7 @@ def tracked_lsi_rdp(
     start
     (``init_lsi_constant=numpy.inf``) it is never above Corollary 2 and tends to it as K grows.
 
-    Formal guarantee: an upper bound (``bound``) if the LSI recursion holds (spec seed-001, 3.7, derived) — a
+    Formal guarantee: an upper bound (``bound``) if the LSI recursion holds (derived here, not in the paper) — a
     privdyn extension, labelled so in ``source``.
 
     Args:
@@ -825,7 +824,7 @@ def best_gamma_rdp(
     """The general-gamma variant of Corollary 1, minimised over gamma (privdyn extension, not in the paper).
 
     Solving PDE (15) of Chourasia, Ye, Shokri 2021 (arXiv 2102.05855) with a free gamma in (0, 1) instead of
-    the paper's 1/2, and c = strong_convexity / (2 noise_scale**2) (Lemma 5), gives (spec seed-001, 3.2)::
+    the paper's 1/2, and c = strong_convexity / (2 noise_scale**2) (Lemma 5), gives::
 
         R_gamma = renyi_order * sensitivity**2 / (4 gamma (1 - gamma) strong_convexity noise_scale**2 n**2)
                   * (1 - exp(-(1 - gamma) strong_convexity step_size num_steps))
@@ -890,7 +889,7 @@ def noise_scale_for_rdp(
     """The smallest noise_scale for which Corollary 1 certifies (renyi_order, rdp_epsilon)-RDP.
 
     Inverts Corollary 1 of Chourasia, Ye, Shokri 2021 (arXiv 2102.05855) in closed form (the exponent does not
-    involve noise_scale; spec seed-001, 8.6)::
+    involve noise_scale)::
 
         noise_scale**2 = renyi_order * sensitivity**2 * (1 - exp(-strong_convexity step_size num_steps / 2))
                          / (strong_convexity * rdp_epsilon * n**2)
@@ -933,7 +932,7 @@ def composition_noise_scale_for_rdp(
     """The smallest noise_scale for which the composition baseline certifies (renyi_order, rdp_epsilon)-RDP.
 
     Inverts :func:`composition_rdp` (Theorem 1 / the Figure 1 baseline of Chourasia, Ye, Shokri 2021,
-    arXiv 2102.05855; spec seed-001, 8.6)::
+    arXiv 2102.05855)::
 
         noise_scale**2 = renyi_order * sensitivity**2 * step_size * num_steps / (4 * n**2 * rdp_epsilon)
 
@@ -1009,8 +1008,8 @@ def noise_scale_for_dp(
 
     ``method="optimal_order"``: Corollary 1 is linear in renyi_order, rdp_epsilon = renyi_order * rho, i.e.
     rho-zCDP; the largest rho meeting (epsilon, delta) at the best order is
-    ``epsilon_to_zcdp(epsilon, delta=delta, method="bun_steinke")`` (the Mironov conversion at the optimal
-    order, spec seed-001, 7), and noise_scale**2 = sensitivity**2 (1 - exp(-strong_convexity step_size K/2))
+    ``epsilon_to_zcdp(epsilon, delta=delta, method="bun_steinke")`` (Mironov 2017, Proposition 3, at the
+    optimal order), and noise_scale**2 = sensitivity**2 (1 - exp(-strong_convexity step_size K/2))
     / (strong_convexity n**2 rho). Never noisier than "paper". Requires 0 < delta < 1, epsilon > 0.
 
     Args:
@@ -1117,7 +1116,7 @@ def lemma6_excess_risk_bound(
 class Theorem4Parameters:
     """The noisy-GD hyper-parameters of Theorem 4 and what they achieve.
 
-    Chourasia, Ye, Shokri 2021 (arXiv 2102.05855), Theorem 4 (spec seed-001, section 4 and 10.3). Array fields
+    Chourasia, Ye, Shokri 2021 (arXiv 2102.05855), Theorem 4. Array fields
     when :func:`theorem4_parameters` was given arrays.
 
     Attributes:
@@ -1185,7 +1184,7 @@ def theorem4_parameters(
       epsilon <= 2 ln(1/delta)); K* as printed, (2 beta**2/lambda**2) ln(n**2 epsilon**2 / (4 ln(1/delta) d))
       (``num_steps_formula="printed"``, the default, for reproduction), or from the exact substitution,
       (2 beta**2/lambda**2) ln(n**2 epsilon**2 / (2 (epsilon + 2 ln(1/delta)) d)) (``"exact"``). **The printed
-      K* drops the epsilon term** (spec seed-001, 9.6); privacy is unaffected (it holds for every K), only the
+      K* drops the epsilon term**; privacy is unaffected (it holds for every K), only the
       utility constant changes.
 
     num_steps = ceil(K*); the excess-risk bound is Lemma 6 at num_steps.
