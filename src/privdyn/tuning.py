@@ -165,7 +165,7 @@ def minimize_final_risk(objective: Callable[..., Any], *, bounds: Mapping[str, A
     precision ``tol`` on each parameter) and its objective values agree to ``tol`` relative to the objective at the
     start. In a well-conditioned basin the optimum is found to about ``tol`` in log-parameter and the value to a
     relative ``tol``; along a flat valley the value is still resolved to a relative ``tol``, but the position only to
-    about sqrt(tol·|f|/curvature) in log-parameter. L-BFGS-B uses ``ftol = tol`` on the objective scaled by its
+    about sqrt(tol·abs(f)/curvature) in log-parameter. L-BFGS-B uses ``ftol = tol`` on the objective scaled by its
     value at the start. The search is local in the end: a basin that the grid misses entirely can be missed.
 
     Non-finite objective values (NaN, inf) are recorded as returned and treated as +inf by the search. Exceptions

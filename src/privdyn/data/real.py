@@ -356,7 +356,7 @@ def split_and_standardize(features: Any, labels: Any, *, train_size: int | None,
     or all the remaining samples when None). Feature and label means and standard deviations (ddof = 0) are
     computed on the normalization subset only and applied to the training and validation subsets.
 
-    A column is *constant* when its standard deviation on the normalization subset is <= 1e-12·max(1, |mean|)
+    A column is *constant* when its standard deviation on the normalization subset is <= 1e-12·max(1, abs(mean))
     (e.g. MNIST's border pixels). ``constant_features="drop"`` (default) removes such columns, so d shrinks
     (record ``dim``); ``"center"`` keeps them, only centred (std taken as 1). The paper does not say which it
     did; dropping avoids dividing by ~0, and centring keeps d (e.g. 784 for MNIST).

@@ -97,12 +97,12 @@ def clipping_factors(c_prime: Any) -> tuple[Any, Any]:
 
     Lemma B.1 of arXiv 2505.16329 (eqs. 4.5–4.6): with N ~ N(0, 1) and c′ = c/√(2R + ζ²),
 
-        μ = P(|N| ≤ c′) = erf(c′/√2),
+        μ = P(abs(N) ≤ c′) = erf(c′/√2),
         ν = E[min(N², c′²)] = c′² erfc(c′/√2) + erf(c′/√2) − √(2/π) c′ e^{−c′²/2}.
 
-    The last two terms of ν are E[N² 1{|N| ≤ c′}] = P(χ²₃ ≤ c′²), computed as the regularized incomplete gamma function
-    P(3/2, c′²/2): no cancellation, so ν keeps full relative precision for tiny c′ (ν = c′² − (2/3)√(2/π)c′³ + …),
-    where the printed form loses about log₁₀(1/c′) digits. ``erfc`` keeps the large-c′ tails exact. c′ = ∞ (no
+    The last two terms of ν are E[N² 1{abs(N) ≤ c′}] = P(χ²₃ ≤ c′²), computed as the regularized incomplete gamma
+    function P(3/2, c′²/2): no cancellation, so ν keeps full relative precision for tiny c′ (ν = c′² − (2/3)√(2/π)c′³ +
+    …), where the printed form loses about log₁₀(1/c′) digits. ``erfc`` keeps the large-c′ tails exact. c′ = ∞ (no
     clipping) gives μ = ν = 1.
 
     Exact (closed forms). Lemma B.2: μ and ν increase from 0 to 1; μ/c′ and ν/c′² decrease from √(2/π) and 1.

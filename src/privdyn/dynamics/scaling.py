@@ -205,7 +205,7 @@ def exponent_terms(a: Any, *, power_law_exponent: float, target_exponent: float,
     * e2 = a/(α+1) + 1,
     * e3 = 2 − 2b + 2a/(α+1) if φ(α+1) < 2 (E.42), and 2 − 2b + aφ if φ(α+1) ≥ 2 (E.49).
 
-    At φ(α+1) = 2 both forms of e3 agree; the o(1) term −ln(|a| ln(1/γ))/ln(1/γ) of (E.55) is dropped (the γ → 0
+    At φ(α+1) = 2 both forms of e3 agree; the o(1) term −ln(abs(a) ln(1/γ))/ln(1/γ) of (E.55) is dropped (the γ → 0
     limit; see :func:`log_correction`). The risk exponent is h = max_a min(e1, e2, e3) (:func:`scaling_exponent`).
 
     Shapes: a (...) -> three arrays of shape (...).

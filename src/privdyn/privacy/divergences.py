@@ -588,7 +588,7 @@ def renyi_gaussian_lowrank(
       ``r1 + r2 + 1``, with the accuracy of the dense path (tiny divergences, orders near 1).
     * Different diagonals: the log-determinant ratio is a sum of per-coordinate terms in the diagonal ratios
       (each >= 0, series-evaluated) plus three small capacitance log-determinants (determinant lemma); the
-      mean term uses Woodbury's identity. Absolute error ~ 1e-16 * |capacitance log-dets| / (alpha - 1).
+      mean term uses Woodbury's identity. Absolute error ~ 1e-16 * abs(capacitance log-dets) / (alpha - 1).
 
     Shapes: mean1, mean2 (d,); cov1, cov2 :class:`DiagonalPlusLowRank` of dimension d -> float.
 

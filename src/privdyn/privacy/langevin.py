@@ -351,9 +351,10 @@ def dynamics_zcdp(
 
     Formal guarantee: an upper bound (``bound``) under Corollary 1's assumptions (see :func:`dynamics_rdp`).
 
+    Arguments not listed below are as in :func:`dynamics_rdp`.
+
     Args:
         num_steps: K >= 0, or None for K -> infinity.
-        (the others as in :func:`dynamics_rdp`)
 
     Shapes: every argument broadcasts.
 
@@ -403,9 +404,10 @@ def dynamics_rdp_increment(
     The increments decay geometrically and sum to :func:`dynamics_rdp` at K. The label is ``bound`` because
     the partial sums are the Corollary 1 bound; an increment on its own is not the divergence of any one step.
 
+    Arguments not listed below are as in :func:`dynamics_rdp`.
+
     Args:
         step_index: k >= 1, an integer (an integral float is accepted).
-        (the others as in :func:`dynamics_rdp`)
 
     Returns:
         ``PrivacyLoss(value, "bound", quantity="rdp_epsilon_increment")``.
@@ -452,9 +454,10 @@ def lsi_rdp(
     0 <= t <= step_size * num_steps, for every pair of neighbouring datasets. privdyn cannot check that
     assumption; :func:`dynamics_rdp` and :func:`tracked_lsi_rdp` supply a c that is proved.
 
+    Arguments not listed below are as in :func:`dynamics_rdp`; there is no smoothness condition here.
+
     Args:
         lsi_constant: c > 0.
-        (the others as in :func:`dynamics_rdp`; there is no smoothness condition here)
 
     Returns:
         ``PrivacyLoss(value, "bound", quantity="rdp_epsilon")``.
@@ -581,11 +584,12 @@ def quadratic_exact_rdp(
 
     Formal guarantee: ``exact`` (the divergence itself) for this loss, this start and worst-case neighbours.
 
+    Arguments not listed below are as in :func:`dynamics_rdp`.
+
     Args:
         step_size: in (0, 1).
         init_variance: v0 >= 0, the variance per coordinate of the data-independent Gaussian start
             (0 = the deterministic start theta_0 = 0 of Theorem 3; 2 * noise_scale**2 = Corollary 1's start).
-        (the others as in :func:`dynamics_rdp`)
 
     Returns:
         ``PrivacyLoss(value, "exact", quantity="rdp_epsilon")``.
@@ -618,8 +622,10 @@ def quadratic_lower_bound_rdp(
     Formal guarantee: none — ``lower_bound``: at most the true privacy loss of that instance; never use it to
     calibrate noise.
 
+    Arguments not listed below are as in :func:`dynamics_rdp`.
+
     Args:
-        step_size: in (0, 1). (the others as in :func:`dynamics_rdp`)
+        step_size: in (0, 1).
 
     Returns:
         ``PrivacyLoss(value, "lower_bound", quantity="rdp_epsilon")``.
@@ -646,8 +652,10 @@ def quadratic_corollary2_rdp(
     Formal guarantee: an upper bound (``bound``) for the per-example loss 0.5 * ||theta - x||**2 on R^d, any
     fixed data-independent start theta_0, replace-one neighbours, last iterate released.
 
+    Arguments not listed below are as in :func:`dynamics_rdp`.
+
     Args:
-        step_size: in (0, 1). (the others as in :func:`dynamics_rdp`)
+        step_size: in (0, 1).
 
     Returns:
         ``PrivacyLoss(value, "bound", quantity="rdp_epsilon")``.
@@ -679,17 +687,18 @@ def lsi_constant_tracker(
     """LSI constants c_0, ..., c_K of the noisy-GD iterates (privdyn extension, not in the paper).
 
     Iterates 1/c_{k+1} = rho**2 / c_k + 2 step_size noise_scale**2 with
-    rho = max(|1 - step_size*strong_convexity|, |1 - step_size*smoothness|) (a privdyn extension), from three
+    rho = max(abs(1 - step_size*strong_convexity), abs(1 - step_size*smoothness)) (a privdyn extension), from three
     standard facts: a gradient step of a strongly convex, smooth function is rho-Lipschitz (so it maps c-LSI
     to c/rho**2-LSI), adding N(0, s**2 I) noise gives 1/c_new <= 1/c + s**2, and the projection onto a convex
     set is 1-Lipschitz. Within a step the tracing diffusions stay at least min(c_k, c_{k+1})-LSI, so
     Theorem 2 may use c = min_k c_k (:func:`tracked_lsi_rdp`). Not from Chourasia, Ye, Shokri 2021.
 
+    Arguments not listed below are as in :func:`dynamics_rdp`; step_size > 0 is the only step-size condition.
+
     Args:
         num_steps: K, a scalar integer >= 0.
         init_lsi_constant: c_0 > 0 of the start; ``numpy.inf`` for a deterministic start. Corollary 1's start
             Pi_C(N(0, 2 noise_scale**2/strong_convexity I)) has c_0 = strong_convexity / (2 noise_scale**2).
-        (the others as in :func:`dynamics_rdp`; step_size > 0 is the only step-size condition)
 
     Shapes: the arguments other than num_steps broadcast to a shape B; the result has shape (K + 1,) + B.
     """
@@ -748,10 +757,11 @@ def tracked_lsi_rdp(
     Formal guarantee: an upper bound (``bound``) if the LSI recursion holds (derived here, not in the paper) — a
     privdyn extension, labelled so in ``source``.
 
+    Arguments not listed below are as in :func:`dynamics_rdp`; step_size > 0 is the only step-size condition.
+
     Args:
         init_lsi_constant: c_0 of the data-independent start; None (default) = Corollary 1's Gaussian start,
             c_0 = strong_convexity / (2 noise_scale**2); ``numpy.inf`` = a deterministic start.
-        (the others as in :func:`dynamics_rdp`; step_size > 0 is the only step-size condition)
 
     Returns:
         ``PrivacyLoss(value, "bound", quantity="rdp_epsilon")``.
@@ -897,10 +907,11 @@ def noise_scale_for_rdp(
     ``num_steps=None`` means K -> infinity (the asymptote, a guarantee for every K); with sensitivity = 2L
     this is Theorem 4's noise_variance 4 renyi_order L**2 / (strong_convexity rdp_epsilon n**2).
 
+    Arguments not listed below are as in :func:`dynamics_rdp`.
+
     Args:
         rdp_epsilon: the target RDP value > 0.
         num_steps: K >= 1, or None for K -> infinity.
-        (the others as in :func:`dynamics_rdp`)
 
     Shapes: every argument broadcasts.
 
@@ -940,10 +951,11 @@ def composition_noise_scale_for_rdp(
     composition-based analysis (e.g. noisy SGD in the paper's Appendix F) would use; compare it with
     :func:`noise_scale_for_rdp`.
 
+    Arguments not listed below are as in :func:`composition_rdp`.
+
     Args:
         rdp_epsilon: the target RDP value > 0.
         num_steps: K >= 1.
-        (the others as in :func:`composition_rdp`)
 
     Shapes: every argument broadcasts.
 
@@ -1012,12 +1024,13 @@ def noise_scale_for_dp(
     optimal order), and noise_scale**2 = sensitivity**2 (1 - exp(-strong_convexity step_size K/2))
     / (strong_convexity n**2 rho). Never noisier than "paper". Requires 0 < delta < 1, epsilon > 0.
 
+    Arguments not listed below are as in :func:`dynamics_rdp`.
+
     Args:
         epsilon: target epsilon > 0.
         delta: target delta in (0, 1).
         method: ``"paper"`` or ``"optimal_order"``.
         num_steps: K >= 1, or None for K -> infinity (a guarantee for every K).
-        (the others as in :func:`dynamics_rdp`)
 
     Shapes: every numeric argument broadcasts.
 

@@ -1,0 +1,39 @@
+"""Sphinx configuration of privdyn's reference documentation (``sphinx-build -W docs docs/_build/html``)."""
+
+from __future__ import annotations
+
+import privdyn
+
+project = "privdyn"
+author = "privdyn developers"
+copyright = "privdyn developers"  # noqa: A001 - Sphinx's name
+release = privdyn.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "myst_parser",
+]
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
+root_doc = "index"
+exclude_patterns = ["_build"]
+
+# The guides are Markdown (MyST); headings get anchors so that pages can link to sections.
+myst_enable_extensions = ["dollarmath", "colon_fence"]
+myst_heading_anchors = 3
+
+# The API pages document each subpackage's flat, lazily re-exported names (its __all__).
+autodoc_default_options = {"members": True, "imported-members": True, "undoc-members": False,
+                           "member-order": "bysource"}
+autodoc_typehints = "description"
+autodoc_typehints_format = "short"
+autoclass_content = "class"
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+napoleon_use_rtype = False
+napoleon_use_ivar = True  # "Attributes:" as fields: dataclass fields are not described twice
+
+html_theme = "alabaster"
+html_title = f"privdyn {release}"
