@@ -36,10 +36,10 @@ def attach(package: str, exports: Mapping[str, Iterable[str]], *, aliases: Mappi
     for module, names in exports.items():
         for name in names:
             targets[name] = (module, name)
-    for public, target in (aliases or {}).items():
-        if public in targets:
-            raise ValueError(f"{package}: {public!r} is both exported and aliased.")
-        targets[public] = target
+    for alias, target in (aliases or {}).items():
+        if alias in targets:
+            raise ValueError(f"{package}: {alias!r} is both exported and aliased.")
+        targets[alias] = target
     modules = frozenset(submodules)
     clashes = modules & targets.keys()
     if clashes:

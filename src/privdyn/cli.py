@@ -60,7 +60,7 @@ def _options(
 
 
 @contextlib.contextmanager
-def _progress(label: str):
+def _progress(label: str) -> Any:
     """Rich progress bars on a terminal (units of the experiment, and steps inside a unit); quiet otherwise."""
     if not sys.stderr.isatty():
         yield None
@@ -83,7 +83,8 @@ def _progress(label: str):
         yield on_unit
 
 
-def _run_one(name: str, config, *, seed: int, quick: bool, out: Path, executor, force: bool) -> dict[str, Any]:
+def _run_one(name: str, config: Any, *, seed: int, quick: bool, out: Path, executor: Any,
+             force: bool) -> dict[str, Any]:
     from privdyn.experiments import registry, runner
 
     experiment = registry.get(name)
@@ -141,7 +142,7 @@ def show_command(name: Annotated[str, typer.Argument(help="Experiment name.")],
     typer.echo(json.dumps(config.to_dict(), indent=2))
 
 
-def _prepare(name: str, *, quick: bool, overrides: Sequence[str]):
+def _prepare(name: str, *, quick: bool, overrides: Sequence[str]) -> Any:
     from privdyn.experiments import runner
 
     try:
@@ -151,7 +152,7 @@ def _prepare(name: str, *, quick: bool, overrides: Sequence[str]):
 
 
 @contextlib.contextmanager
-def _executor(spec: str):
+def _executor(spec: str) -> Any:
     """Open the executor; a bad spec or an unreachable scheduler is a usage error (before anything runs)."""
     from privdyn.experiments import runner
 
@@ -261,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status = command.main(args=args, prog_name="privdyn", standalone_mode=False)
     except _Usage as exc:
-        print(f"privdyn: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"privdyn: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except typer.Exit as exc:
         return exc.exit_code
@@ -277,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        print(f"privdyn: unexpected error: {type(exc).__name__}: {_one_line(exc)}", file=sys.stderr)
+        print(f"privdyn: unexpected error: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_UNEXPECTED
     return int(status or 0)
 

@@ -483,12 +483,13 @@ def tune_harmonic(*, spectrum: Any, target_projections: Any, aspect_ratio: float
                                          aspect_ratio=aspect_ratio, learning_rate=schedule, clip=clip, rho=rho,
                                          label_noise=label_noise, method=method, rtol=rtol)
 
-    if harmonic_scale_bounds is not None:
-        def objective(*, harmonic_scale: float, harmonic_offset: float) -> float:
-            return risk(harmonic_scale, harmonic_offset)
-    else:
-        def objective(*, initial_learning_rate: float, harmonic_offset: float) -> float:
-            return risk(initial_learning_rate * harmonic_offset, harmonic_offset)
+    def by_scale(*, harmonic_scale: float, harmonic_offset: float) -> float:
+        return risk(harmonic_scale, harmonic_offset)
+
+    def by_initial_rate(*, initial_learning_rate: float, harmonic_offset: float) -> float:
+        return risk(initial_learning_rate * harmonic_offset, harmonic_offset)
+
+    objective: Callable[..., float] = by_scale if harmonic_scale_bounds is not None else by_initial_rate
 
     result = minimize_final_risk(objective, bounds=box, grid_points=grid_points, starts=starts,
                                  random_starts=random_starts, tol=tol, local_method=local_method,

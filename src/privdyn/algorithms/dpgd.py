@@ -33,7 +33,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -158,7 +158,8 @@ class DPGDSimulation:
 # the compiled kernel
 
 
-def _advance_loop(theta, x, y, norms, caps, noise, eta, noise_std, clip_threshold, start, stop):  # pragma: no cover
+def _advance_loop(theta: Any, x: Any, y: Any, norms: Any, caps: Any, noise: Any, eta: Any, noise_std: Any,
+                  clip_threshold: Any, start: Any, stop: Any) -> None:  # pragma: no cover
     """Steps ``start .. stop-1`` of a block for every (run, row) trial, in place (Algorithm 1, one step each).
 
     Shapes: theta (T, R, d); x (T, B, d); y, norms, caps (T, B); noise (T, B, d); eta, noise_std (R, B);
@@ -198,7 +199,7 @@ def _advance_loop(theta, x, y, norms, caps, noise, eta, noise_std, clip_threshol
 
 
 @functools.cache
-def _compiled_advance():
+def _compiled_advance() -> Any:
     """:func:`_advance_loop` compiled by numba (imported and compiled on first use; cached on disk)."""
     import numba
 
@@ -397,7 +398,7 @@ def simulate_dpgd(*, data: SyntheticDesign | ArrayDataset, rows: Sequence[DPGDHy
     if (n is None) == (aspect_ratio is None):
         raise ValueError(f"give exactly one of n and aspect_ratio; got n={n!r}, aspect_ratio={aspect_ratio!r}.")
     if n is None:
-        n = num_samples(d, aspect_ratio=aspect_ratio)
+        n = num_samples(d, aspect_ratio=cast(float, aspect_ratio))  # given when n is not
     _check.integer(minimum=1, n=n, num_runs=num_runs)
     _check.integer(minimum=0, seed=seed, first_run=first_run)
     n, num_runs = int(n), int(num_runs)
@@ -453,9 +454,15 @@ def simulate_dpgd(*, data: SyntheticDesign | ArrayDataset, rows: Sequence[DPGDHy
                 penultimate = risk_of(theta)
             if stop == n:
                 before_noise = risk_of(theta)
-                theta += final_noise[None, :, None] * noise[:, -1, None, :]
+                theta += cast(np.ndarray, final_noise)[None, :, None] * noise[:, -1, None, :]  # set: stop == n
             if stop in position:
                 recorded[:, :, position[stop]] = risk_of(theta)
+
+    @overload
+    def rows_first(values: np.ndarray) -> np.ndarray: ...
+
+    @overload
+    def rows_first(values: np.ndarray | None) -> np.ndarray | None: ...
 
     def rows_first(values: np.ndarray | None) -> np.ndarray | None:
         return None if values is None else np.ascontiguousarray(np.swapaxes(values, 0, 1))

@@ -383,7 +383,8 @@ def dpsgd(model: PerExampleGradientModel, initial_params: np.ndarray, x: np.ndar
 
     rows.append((0, train_loss(), math.nan, math.nan, math.nan, 0.0))
     total_clipped = total_examples = total_projections = 0
-    window_loss = window_clipped = window_examples = window_projections = window_steps = 0
+    window_loss: float = 0
+    window_clipped = window_examples = window_projections = window_steps = 0
     window_loss_steps = 0
     for t in range(1, num_steps + 1):
         trainer.step()

@@ -48,6 +48,7 @@ import dataclasses
 import functools
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -231,8 +232,8 @@ def _blocking(num_steps: int, num_runs: int, per_step: int) -> tuple[int, int]:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def _sgd_loop(x, features, labels, index, noise, eta, ridge, noise_std, clip, full_clip, start, stop,
-              clipped):  # pragma: no cover (compiled)
+def _sgd_loop(x: Any, features: Any, labels: Any, index: Any, noise: Any, eta: Any, ridge: Any, noise_std: Any,
+              clip: Any, full_clip: Any, start: Any, stop: Any, clipped: Any) -> None:  # pragma: no cover (compiled)
     """SGD steps ``start .. stop−1`` of a block for every run, in place (Algorithm 1 of the paper, one step each).
 
     Shapes: x (R, d); features (M, d) and labels (M,) hold the samples; index (R, B) the sample of (run, step);
@@ -290,8 +291,9 @@ def _sgd_loop(x, features, labels, index, noise, eta, ridge, noise_std, clip, fu
                 xr[i] = xr[i] - h * ((data_part * a[i] + ridge_part * xr[i]) + noise_std * z[i])
 
 
-def _hsgd_loop(y, eigenvalues, target, noise, drift_step, noise_step, risk, label_second_moment, ridge, sigma2,
-               linearized, start, stop):  # pragma: no cover (compiled)
+def _hsgd_loop(y: Any, eigenvalues: Any, target: Any, noise: Any, drift_step: Any, noise_step: Any, risk: Any,
+               label_second_moment: Any, ridge: Any, sigma2: Any, linearized: Any, start: Any,
+               stop: Any) -> None:  # pragma: no cover (compiled)
     """Euler–Maruyama steps ``start .. stop−1`` of HSGD (1) or linearized HSGD (9) in the eigenbasis, in place.
 
     Shapes: y (R, d); eigenvalues, target (d,); noise (R, B, d); drift_step = γ(t_k)Δt, noise_step = γ(t_k)√(Δt/d)
@@ -319,7 +321,7 @@ def _hsgd_loop(y, eigenvalues, target, noise, drift_step, noise_step, risk, labe
 
 
 @functools.cache
-def _compiled(name: str):
+def _compiled(name: str) -> Any:
     """The kernel ``name`` compiled by numba (imported and compiled on first use; cached on disk)."""
     import numba
 
@@ -331,7 +333,8 @@ def _compiled(name: str):
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def _risk_functions(data: Any, ridge: float):
+def _risk_functions(data: Any, ridge: float) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    population: Callable[[Any], np.ndarray]
     if isinstance(data, UniformDesign):
         population = data.population_risk
     elif isinstance(data, SyntheticDesign):

@@ -180,7 +180,7 @@ def ntk_margin(gram: Any, labels: Any = None, *, atol: float = 1e-12, rtol: floa
     floor = 64.0 * np.finfo(float).eps * max(float(np.max(np.diag(q))), np.finfo(float).tiny)
 
     def done(lower: float, upper: float) -> bool:
-        return upper - lower <= atol + rtol * upper or upper * upper <= floor
+        return bool(upper - lower <= atol + rtol * upper or upper * upper <= floor)
 
     active = [int(np.argmin(np.diag(q)))]
     lam = np.ones(1)

@@ -321,8 +321,8 @@ def hsgd_problem(design: UniformDesign | SyntheticDesign, *, x0: Any, learning_r
         if x0.shape != (d,):
             raise ValueError(f"x0 must have shape (d,) = ({d},); got {x0.shape}.")
         _check.finite(x0=x0)
-    options = dict(learning_rate=learning_rate, ridge=ridge, noise_std=noise_std, label_noise=label_noise,
-                   x0_policy=x0_policy, init_variance=init_variance)
+    options: dict[str, Any] = dict(learning_rate=learning_rate, ridge=ridge, noise_std=noise_std,
+                                   label_noise=label_noise, x0_policy=x0_policy, init_variance=init_variance)
     if empirical_features is not None:
         features = np.asarray(empirical_features, dtype=float)
         if features.ndim != 2 or features.shape[1] != d or features.shape[0] == 0:

@@ -188,7 +188,7 @@ class SyntheticDesign:
         d = self.dim
         if normals.shape[-1:] != (d + 1,):
             raise ValueError(f"normals must have shape (..., d + 1) = (..., {d + 1}); got {normals.shape}.")
-        x = normals[..., :d] * self._sqrt_eigenvalues
+        x = normals[..., :d] * self._sqrt_eigenvalues  # type: ignore[attr-defined]  # set in __post_init__
         # einsum, not matmul: each label's dot product is summed the same way whatever the batch shape
         y = np.einsum("...d,d->...", x, self.theta_star) + self.label_noise * normals[..., d]
         return x, y

@@ -728,7 +728,7 @@ def _attempt(stepper: _Stepper, t: float, h: float, S: np.ndarray, node0: _Node,
     return stepper.step(t, h, S, node0, slope0, guesses, end_capped)
 
 
-def _solve_exponential(system: _System, drive: _Drive, times: np.ndarray, rtol: float):
+def _solve_exponential(system: _System, drive: _Drive, times: np.ndarray, rtol: float) -> Any:
     horizon = _horizon(drive)
     stepper = _Stepper(system, drive, rtol)
     S = system.initial.astype(float).copy()
@@ -790,7 +790,7 @@ def _solve_exponential(system: _System, drive: _Drive, times: np.ndarray, rtol: 
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _lsoda_rhs(system: _System, drive: _Drive):
+def _lsoda_rhs(system: _System, drive: _Drive) -> Any:
     rates, A, B, w = system.rates, system.gain_a, system.gain_b, system.weights
     cap = drive.cap
 
@@ -804,7 +804,7 @@ def _lsoda_rhs(system: _System, drive: _Drive):
     return rhs
 
 
-def _solve_lsoda(system: _System, drive: _Drive, times: np.ndarray, rtol: float, atol: float | None):
+def _solve_lsoda(system: _System, drive: _Drive, times: np.ndarray, rtol: float, atol: float | None) -> Any:
     horizon = _horizon(drive)
     S0 = system.initial.astype(float)
     w = system.weights

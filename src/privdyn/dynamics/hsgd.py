@@ -54,7 +54,7 @@ import dataclasses
 import enum
 import functools
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import integrate
@@ -195,7 +195,7 @@ class HSGDProblem:
             object.__setattr__(self, name, _frozen(value))
         if (self.x0_coordinates is None) != (self.target_coordinates is None):
             raise ValueError("give both x0_coordinates and target_coordinates, or neither.")
-        if self.x0_coordinates is not None:
+        if self.x0_coordinates is not None and self.target_coordinates is not None:
             sums = {"x0_sq": self.spectrum.group_sums(self.x0_coordinates**2),
                     "x0_dot_target": self.spectrum.group_sums(self.x0_coordinates * self.target_coordinates),
                     "target_sq": self.spectrum.group_sums(self.target_coordinates**2)}
@@ -522,9 +522,10 @@ def _volterra_on_grid(problem: HSGDProblem, grid: np.ndarray, out: np.ndarray,
     return pop[out], reg[out], out_variance if with_variance else None
 
 
-def _recursion(lo, hi, transition, history, y, w_hist, w_end, rate2, denominator, fp, fr, p_end, r_end_const,
-               r_end_p, half_nl, half_na, two_lam, sigma2, pop, reg, out, out_pos, out_variance,
-               with_variance):  # pragma: no cover (compiled)
+def _recursion(lo: Any, hi: Any, transition: Any, history: Any, y: Any, w_hist: Any, w_end: Any, rate2: Any,
+               denominator: Any, fp: Any, fr: Any, p_end: Any, r_end_const: Any, r_end_p: Any, half_nl: Any,
+               half_na: Any, two_lam: Any, sigma2: Any, pop: Any, reg: Any, out: Any, out_pos: Any, out_variance: Any,
+               with_variance: Any) -> Any:  # pragma: no cover (compiled)
     """Grid steps k = lo .. hi−1 of the recursion of :func:`_volterra_on_grid`, updating ``history`` and ``y`` in
     place (history: H_g(k); y: y_g(k)); writes P_k, R_k and the variances at the output indices. Returns the next
     output position. Shapes: transition (hi − lo, m); history, y, half_nl, half_na, two_lam (m,); the rest (N+1,)."""
@@ -552,7 +553,7 @@ def _recursion(lo, hi, transition, history, y, w_hist, w_end, rate2, denominator
 
 
 @functools.cache
-def _compiled_recursion():
+def _compiled_recursion() -> Any:
     """:func:`_recursion` compiled by numba (imported and compiled on first use; cached on disk)."""
     import numba
 
@@ -605,7 +606,9 @@ def volterra_risk(problem: HSGDProblem, times: Any, *, max_step: float, refineme
     ts = _times(times)
     _check.positive(max_step=max_step)
     _check.integer(minimum=0, refinements=refinements)
-    levels_p, levels_r, levels_v = [], [], []
+    levels_p: list[np.ndarray] = []
+    levels_r: list[np.ndarray] = []
+    levels_v: list[np.ndarray | None] = []
     num_steps = 0
     for level in range(int(refinements) + 1):
         grid, out = _build_grid(ts, float(max_step), level)
@@ -616,7 +619,7 @@ def volterra_risk(problem: HSGDProblem, times: Any, *, max_step: float, refineme
         num_steps = grid.size - 1
     pop, pop_err = _romberg(levels_p)
     reg, reg_err = _romberg(levels_r)
-    var = _romberg(levels_v)[0] if with_variance else None
+    var = _romberg(cast(list[np.ndarray], levels_v))[0] if with_variance else None
     return RiskCurve(times=_frozen(ts), population_risk=_frozen(pop), regularized_risk=_frozen(reg),
                      method="volterra", group_variance=None if var is None else _frozen(var),
                      population_risk_error=None if pop_err is None else _frozen(pop_err),
@@ -668,7 +671,7 @@ def volterra_dense_reference(problem: HSGDProblem, times: Any, *, max_step: floa
         f_r = f_p + 0.5 * ridge * np.sum(mean_sq + init)
         if k == 0:
             pop[0], reg[0] = f_p, f_r
-            if 0 in out_lookup and with_variance:
+            if 0 in out_lookup and variance is not None:
                 variance[out_lookup[0]] = v0
             continue
         weights = interior[:k + 1].copy()
@@ -679,7 +682,7 @@ def volterra_dense_reference(problem: HSGDProblem, times: Any, *, max_step: floa
         p_k = (f_p + np.dot(wk[0, :k], pop[:k]) + wk[1].sum()) / (1.0 - wk[0, k])
         pop[k] = p_k
         reg[k] = f_r + np.dot(wk[2, :k], pop[:k]) + wk[2, k] * p_k + wk[3].sum()
-        if with_variance and k in out_lookup:
+        if variance is not None and k in out_lookup:
             source = (2.0 * np.outer(lam, pop[:k + 1]) + sigma2) * (weights * rate2[:k + 1] / d)
             variance[out_lookup[k]] = np.sum(decay * source, axis=1) + v0 * np.exp(-2 * a * gamma_int[k])
     return RiskCurve(times=_frozen(ts), population_risk=_frozen(pop[out]), regularized_risk=_frozen(reg[out]),

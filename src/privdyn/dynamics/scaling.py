@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 from scipy import special
@@ -69,6 +69,16 @@ def _result(value: np.ndarray) -> Any:
 # ----------------------------------------------------------------------------------------------------------------
 # Theorem 4 / Lemmas E.4-E.5: scaling-law exponents
 # ----------------------------------------------------------------------------------------------------------------
+
+
+@overload
+def _exponents(power_law_exponent: Any, target_exponent: Any, schedule_exponent: Any,
+               privacy_exponent: None) -> tuple[float, float, float, None]: ...
+
+
+@overload
+def _exponents(power_law_exponent: Any, target_exponent: Any, schedule_exponent: Any,
+               privacy_exponent: float) -> tuple[float, float, float, float]: ...
 
 
 def _exponents(power_law_exponent: Any, target_exponent: Any, schedule_exponent: Any,

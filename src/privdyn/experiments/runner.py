@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from threadpoolctl import threadpool_limits
 
@@ -49,14 +49,15 @@ __all__ = [
 ]
 
 ProgressCallback = Callable[[int, int], None]
+T = TypeVar("T")
 """Called as ``progress(done, total)`` after each unit."""
 
 
 class SerialExecutor(concurrent.futures.Executor):
     """Runs each submitted call immediately in this process (the ``serial`` executor)."""
 
-    def submit(self, fn, /, *args, **kwargs):  # noqa: D102 - concurrent.futures interface
-        future: concurrent.futures.Future = concurrent.futures.Future()
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[T]:  # noqa: D102
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
         try:
             future.set_result(fn(*args, **kwargs))
         except BaseException as exc:  # noqa: BLE001 - delivered through the future, as an executor does
@@ -75,7 +76,7 @@ def _check_executor_spec(spec: str) -> None:
     raise ConfigError(f"--executor {spec!r} is not known; valid: {', '.join(EXECUTOR_SPECS)}.")
 
 
-def _dask():
+def _dask() -> Any:
     try:
         import distributed
     except ImportError:  # pragma: no cover - depends on the installed extras

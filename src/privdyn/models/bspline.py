@@ -24,6 +24,7 @@ import dataclasses
 import functools
 import math
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -257,7 +258,7 @@ class BSplineBasis:
         return list(out)
 
 
-def _basis_loop(v, pieces, knot0, inv_h, num_spans, out):  # pragma: no cover
+def _basis_loop(v: Any, pieces: Any, knot0: Any, inv_h: Any, num_spans: Any, out: Any) -> None:  # pragma: no cover
     """``out[nu, n, i] = b_i^(nu)(v[n])``: basis function ``span - k + r`` carries piece ``k - r`` on ``span``."""
     num_deriv, k1 = pieces.shape[0], pieces.shape[1]
     k = k1 - 1
@@ -280,7 +281,7 @@ def _basis_loop(v, pieces, knot0, inv_h, num_spans, out):  # pragma: no cover
                 out[nu, n, i] = acc
 
 
-def _splines_loop(v, table, factors, knot0, inv_h, out):  # pragma: no cover
+def _splines_loop(v: Any, table: Any, factors: Any, knot0: Any, inv_h: Any, out: Any) -> None:  # pragma: no cover
     """``out[nu, n, j] = S_j^(nu)(v[n, j])`` from the span polynomials ``table[j, span, power]`` (Horner)."""
     num_rows, m = v.shape
     num_spans, k1 = table.shape[1], table.shape[2]
@@ -304,7 +305,7 @@ def _splines_loop(v, table, factors, knot0, inv_h, out):  # pragma: no cover
 
 
 @functools.cache
-def _compiled(name: str):
+def _compiled(name: str) -> Any:
     """The loop ``name`` compiled by numba (imported and compiled on first use; cached on disk)."""
     import numba
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -126,6 +127,9 @@ def activation(name: str | Activation) -> Activation:
     return ACTIVATIONS[name]
 
 
+_activation_of = activation  # KAN.initialize's ``activation`` argument shadows the function
+
+
 def _validate_inputs(x: np.ndarray, d: int, input_norm_bound: float | None,
                      interval: tuple[float, float]) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
@@ -207,7 +211,8 @@ class KAN:
             raise TypeError(f"generator must be a numpy.random.Generator; got {type(generator).__name__}.")
         basis = BSplineBasis(grid_size=grid_size, spline_order=spline_order, interval=interval)
         c = generator.standard_normal((int(width), basis.num_basis))
-        return cls(d=d, second_layer=c, basis=basis, activation=activation, input_norm_bound=input_norm_bound)
+        return cls(d=d, second_layer=c, basis=basis, activation=_activation_of(activation),
+                   input_norm_bound=input_norm_bound)
 
     # -- sizes ----------------------------------------------------------------------------------------------------
 
@@ -254,7 +259,7 @@ class KAN:
         x = self.validate_inputs(x)
         return self.basis.evaluate(x).reshape(x.shape[0], self.d * self.num_basis)
 
-    def _hidden(self, params: np.ndarray, features: np.ndarray, *, with_gradient: bool):
+    def _hidden(self, params: np.ndarray, features: np.ndarray, *, with_gradient: bool) -> Any:
         """Outputs ``f`` and, if asked, ``a = sigma'(s) <c, h'(sigma(s))>`` (shape ``(n, m)``).
 
         One matrix product for the pre-activations ``s``, then one compiled pass over the ``n x m`` entries: the
@@ -268,7 +273,8 @@ class KAN:
         u, du = self.activation.value_and_slope(s)
         out = np.zeros(n)
         slope = np.empty((n, m)) if with_gradient else u
-        _compiled_hidden()(u, du, self._second_layer_pieces, float(basis.knots[0]), 1.0 / basis.spacing,
+        pieces = self._second_layer_pieces  # type: ignore[attr-defined]  # set in __post_init__
+        _compiled_hidden()(u, du, pieces, float(basis.knots[0]), 1.0 / basis.spacing,
                            bool(with_gradient), out, slope)
         out *= 1.0 / math.sqrt(m)
         return out, (slope if with_gradient else None)
@@ -349,7 +355,8 @@ class KAN:
         features = self.features(x)
         s = (features @ params.T) / math.sqrt(self.d)
         u, du, ddu = self.activation.derivatives(s)
-        _, slope, curvature = self.basis.evaluate_splines(u, self._second_layer_pieces, max_derivative=2)
+        pieces = self._second_layer_pieces  # type: ignore[attr-defined]  # set in __post_init__
+        _, slope, curvature = self.basis.evaluate_splines(u, pieces, max_derivative=2)
         q = ddu * slope + du**2 * curvature
         return q / (self.d * math.sqrt(self.width))
 
@@ -359,7 +366,8 @@ class KAN:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _hidden_loop(u, du, table, knot0, inv_h, with_slope, out, slope):  # pragma: no cover
+def _hidden_loop(u: Any, du: Any, table: Any, knot0: Any, inv_h: Any, with_slope: Any, out: Any,
+                 slope: Any) -> None:  # pragma: no cover
     """``out[n] = sum_j S_j(u[n, j])`` and, ``with_slope``, ``slope[n, j] = du[n, j] S_j'(u[n, j])``.
 
     ``S_j(u) = <c_j, h(u)>`` is given by its span polynomials ``table[j, span, power]`` in ``t = (u - knot_span) / h``;
@@ -394,7 +402,7 @@ def _hidden_loop(u, du, table, knot0, inv_h, with_slope, out, slope):  # pragma:
 
 
 @functools.cache
-def _compiled_hidden():
+def _compiled_hidden() -> Any:
     """:func:`_hidden_loop` compiled by numba (imported and compiled on first use; cached on disk)."""
     import numba
 

@@ -38,7 +38,7 @@ import scipy.optimize
 from privdyn import _check
 
 
-def _dp_accounting_rdp():
+def _dp_accounting_rdp() -> Any:
     """dp-accounting's RDP module, imported on first use (it pulls in scipy.signal: ~0.6 s at startup)."""
     from dp_accounting.rdp import rdp_privacy_accountant
 
@@ -116,7 +116,7 @@ def _broadcast(**named: Any) -> tuple[bool, list[np.ndarray]]:
     except ValueError:
         shapes = ", ".join(f"{k} {a.shape}" for k, a in zip(named, arrays, strict=True))
         raise ValueError(f"the arguments must broadcast to one shape; got shapes {shapes}.") from None
-    return all(a.ndim == 0 for a in arrays), out
+    return all(a.ndim == 0 for a in arrays), list(out)
 
 
 def _output(values: np.ndarray, scalar: bool) -> float | np.ndarray:

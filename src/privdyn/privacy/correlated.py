@@ -586,7 +586,7 @@ class NoiseStream(abc.ABC):
         self._advance(self.step, target.reshape(-1))
         return target
 
-    def __iter__(self):
+    def __iter__(self) -> Any:
         return self
 
     def __next__(self) -> np.ndarray:
@@ -594,7 +594,7 @@ class NoiseStream(abc.ABC):
             raise StopIteration
         return self.next()
 
-    def _chunks(self):
+    def _chunks(self) -> Any:
         for start in range(0, self.size, self.chunk_size):
             yield start, min(start + self.chunk_size, self.size)
 
@@ -689,7 +689,7 @@ class _HistoryStream(NoiseStream):
                 o *= self.scale
 
 
-def _two_band_loop(out, other, d0, d1, scale, store):  # pragma: no cover
+def _two_band_loop(out: Any, other: Any, d0: Any, d1: Any, scale: Any, store: Any) -> None:  # pragma: no cover
     """``out <- (d0 * out + d1 * other) * scale`` elementwise; with ``store``, ``other <- `` the old ``out``.
 
     ``out`` holds Z_t and ``other`` Z_{t-1}. Separate multiplications and additions in a fixed order (no fastmath,
@@ -704,7 +704,7 @@ def _two_band_loop(out, other, d0, d1, scale, store):  # pragma: no cover
 
 
 @functools.cache
-def _compiled_two_band():
+def _compiled_two_band() -> Any:
     """:func:`_two_band_loop` compiled by numba (imported and compiled on first use; cached on disk)."""
     import numba
 
@@ -760,7 +760,7 @@ class _BLTStream(NoiseStream):
         _compiled_blt()(flat, self._state, self._theta, self._omega, self.scale)
 
 
-def _blt_loop(out, state, theta, omega, scale):  # pragma: no cover
+def _blt_loop(out: Any, state: Any, theta: Any, omega: Any, scale: Any) -> None:  # pragma: no cover
     """One BLT step in place: ``x = z - sum_j omega_j s_j``, then ``s_j <- theta_j s_j + x``; ``out <- x * scale``.
 
     ``out`` holds Z_t on entry and ``state`` (k, size) the buffers; one pass over all of them, fixed order.
@@ -776,7 +776,7 @@ def _blt_loop(out, state, theta, omega, scale):  # pragma: no cover
 
 
 @functools.cache
-def _compiled_blt():
+def _compiled_blt() -> Any:
     """:func:`_blt_loop` compiled by numba (imported and compiled on first use; cached on disk)."""
     import numba
 

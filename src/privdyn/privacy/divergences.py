@@ -310,7 +310,7 @@ def _triangular_factor(columns: np.ndarray) -> np.ndarray:
     """R of a thin Householder QR of ``columns`` (d, k): shape (min(d, k), k), with ``columns = Q R``."""
     if columns.shape[1] == 0:
         return np.zeros((0, 0))
-    return np.linalg.qr(columns, mode="r")
+    return np.asarray(np.linalg.qr(columns, mode="r"))
 
 
 def _core_eigen(r_factor: np.ndarray, coefficients: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -140,8 +140,8 @@ def ye_shokri_rdp(renyi_order: float, *, noise_multiplier: float, contraction: f
                 terms = np.concatenate(([math.log(n - k)], terms))
             value = (float(logsumexp(terms)) - math.log(n)) / beta
         out[i] = max(value, 0.0) * (1.0 + _ROUND_UP)
-    value: float | np.ndarray = float(out[0]) if iterates is None else out.reshape(ks.shape)
-    return PrivacyLoss(value=value, guarantee=Guarantee.BOUND, quantity="rdp_epsilon",
+    result: float | np.ndarray = float(out[0]) if iterates is None else out.reshape(ks.shape)
+    return PrivacyLoss(value=result, guarantee=Guarantee.BOUND, quantity="rdp_epsilon",
                        neighboring=NeighboringRelation.REPLACE_ONE,
                        source=REFERENCE + "; replace-one sensitivity 2C, noise noise_multiplier*C, batch size 1, "
                               "one epoch in a uniformly random order, last iterate only")

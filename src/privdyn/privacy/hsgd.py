@@ -183,8 +183,9 @@ class NeighboringPairs:
     @classmethod
     def single(cls, feature: Any, label: float, other_feature: Any, other_label: float) -> NeighboringPairs:
         """One pair ((a, b), (a', b'))."""
-        return cls(features=np.asarray(feature, dtype=float)[None, :], labels=[label],
-                   other_features=np.asarray(other_feature, dtype=float)[None, :], other_labels=[other_label])
+        return cls(features=np.asarray(feature, dtype=float)[None, :], labels=np.asarray([label], dtype=float),
+                   other_features=np.asarray(other_feature, dtype=float)[None, :],
+                   other_labels=np.asarray([other_label], dtype=float))
 
     def swapped(self) -> NeighboringPairs:
         """The pairs with the two records exchanged."""
@@ -194,7 +195,7 @@ class NeighboringPairs:
                                 scores=self.scores)
 
 
-def _top_k(scores_fn, n: int, num_pairs: int, symmetric: bool) -> tuple[np.ndarray, np.ndarray]:
+def _top_k(scores_fn: Any, n: int, num_pairs: int, symmetric: bool) -> tuple[np.ndarray, np.ndarray]:
     """Top ``num_pairs`` (i, j), i ≠ j (i < j if ``symmetric``), of the squared scores ``scores_fn(lo, hi)``."""
     rows = max(1, min(n, _CHUNK_ELEMENTS // max(n, 1)))
     best_score = np.empty(0)
@@ -520,7 +521,8 @@ def renyi_divergence(renyi_order: float, law: HSGDLaw, pairs: NeighboringPairs, 
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def _gram_sums(k_idx, l_idx, q_idx, gamma_int, var, rate, step, shrink, noise2, sums_t, out):  # pragma: no cover
+def _gram_sums(k_idx: Any, l_idx: Any, q_idx: Any, gamma_int: Any, var: Any, rate: Any, step: Any, shrink: Any,
+               noise2: Any, sums_t: Any, out: Any) -> None:  # pragma: no cover
     """Contracted Gram entries out[t, b, c] = Σ_g M_t,g(b)·sums_t[c, g] for the blocks (X_{t_q}, X_{t_k}), s = t_l.
 
     M_t (t = ff, fk, kk) are the per-group bilinear forms of the whitened columns. q < 0: the last iterate X_{t_k}
@@ -569,7 +571,7 @@ def _gram_sums(k_idx, l_idx, q_idx, gamma_int, var, rate, step, shrink, noise2, 
             out[2, b, col] = s2
 
 
-def _log1p_minus_identity(y):  # pragma: no cover (compiled)
+def _log1p_minus_identity(y: Any) -> Any:  # pragma: no cover (compiled)
     if abs(y) <= _SERIES_CUTOFF:
         acc = 0.0
         for k in range(_SERIES_TERMS + 1, 1, -1):
@@ -578,7 +580,7 @@ def _log1p_minus_identity(y):  # pragma: no cover (compiled)
     return math.log1p(y) - y
 
 
-def _minors(y):  # pragma: no cover (compiled)
+def _minors(y: Any) -> Any:  # pragma: no cover (compiled)
     """e1..e4 of a 4×4 matrix (sums of principal minors)."""
     e1 = y[0, 0] + y[1, 1] + y[2, 2] + y[3, 3]
     e2 = 0.0
@@ -605,7 +607,8 @@ def _minors(y):  # pragma: no cover (compiled)
     return e1, e2, e3, e4
 
 
-def _one_order(gram, var1, var2, e, alpha, w1, w2, y, work, z):  # pragma: no cover (compiled)
+def _one_order(gram: Any, var1: Any, var2: Any, e: Any, alpha: Any, w1: Any, w2: Any, y: Any, work: Any,
+               z: Any) -> Any:  # pragma: no cover (compiled)
     """D_α for the mixture weights (w1, w2) on the two laws: (1 − α, α) is D_α(P_1‖P_2), (α, 1 − α) the reverse."""
     for col in range(4):
         y[0, col] = w1 * (var1 * gram[0, col] + gram[1, col])
@@ -669,7 +672,8 @@ def _one_order(gram, var1, var2, e, alpha, w1, w2, y, work, z):  # pragma: no co
     return 0.5 * alpha * quad + logdet
 
 
-def _pair_kernel(x, var_a, beta, alpha, forward, backward):  # pragma: no cover (compiled)
+def _pair_kernel(x: Any, var_a: Any, beta: Any, alpha: Any, forward: Any,
+                 backward: Any) -> None:  # pragma: no cover (compiled)
     """Both orders of D_α for every (pair-of-times b, neighbouring pair p) from the contracted moments.
 
     x: (3, B, 3P) with x[t, b, 3p + c] = Σ_g A_c,g M_t,g (t: ff, fk, kk; c: a1a1, a1a2, a2a2); var_a, beta: (B, P, 2).
@@ -734,7 +738,7 @@ def _compiled() -> tuple[Any, Any]:
     return gram_sums, kernel
 
 
-def _rebind(fn, extra: dict[str, Any]):
+def _rebind(fn: Any, extra: dict[str, Any]) -> Any:
     """``fn`` with some module globals replaced (so that compiled callees are called from compiled code)."""
     import types
 
