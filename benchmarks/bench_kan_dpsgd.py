@@ -33,7 +33,7 @@ STEPS_PER_CALL = 10
 
 def _problem():
     rng = np.random.default_rng(0)
-    model = KAN.initialize(d=DIM, width=WIDTH, grid_size=GRID_SIZE, generator=rng)
+    model = KAN.initialize(d=DIM, width=WIDTH, grid_size=GRID_SIZE, rng=rng)
     x = rng.standard_normal((N, DIM))
     x *= (rng.uniform(0.0, 1.0, N) ** (1.0 / DIM) / np.linalg.norm(x, axis=1))[:, None]
     y = np.where(x @ rng.standard_normal(DIM) > 0, 1.0, -1.0)
@@ -105,8 +105,8 @@ def _step_setup(regenerate):
         model, params, x, y = _problem()
         private = DPSGD(model, params, x, y, step_size=STEP_SIZE, batch_size=BATCH_SIZE, clip=CLIP,
                         noise_multiplier=NOISE_MULTIPLIER, noise_correlation=NOISE_CORRELATION,
-                        projection_radius=RADIUS, sampling_generator=np.random.default_rng(1),
-                        noise_source=step_normals(0, "bench/kan"), regenerate=regenerate)
+                        projection_radius=RADIUS, sampling_rng=np.random.default_rng(1),
+                        noise_rng=step_normals(0, "bench/kan"), regenerate=regenerate)
         return private, _NonPrivate(model, params, x, y)
 
     return setup

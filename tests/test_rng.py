@@ -116,3 +116,42 @@ def test_counter_stream_is_standard_normal_and_uncorrelated():
     assert np.max(np.abs(corr[~np.eye(4, dtype=bool)])) <= 5 / np.sqrt(z.shape[0])
     lag = np.corrcoef(z[:-1, 0], z[1:, 0])[0, 1]  # neighbouring runs
     assert abs(lag) <= 5 / np.sqrt(z.shape[0])
+
+
+def test_one_stream_type_keeps_each_generators_bits() -> None:
+    """Both counter-based generators are NormalStreams; the abstraction returns exactly their own numbers."""
+    from privdyn.privacy import correlated
+
+    counter = rng.counter_stream(3, "unit")
+    assert isinstance(counter, rng.NormalStream)
+    np.testing.assert_array_equal(counter.normals(5, 7, num_runs=3), counter.standard_normal(5, 3, 7))
+    steps = rng.step_normals(3, "unit", run=2)
+    assert isinstance(steps, rng.NormalStream) and correlated.StepNormals is rng.StepNormals
+    block = steps.normals(4, 6, num_runs=2)
+    np.testing.assert_array_equal(block[0], steps.draw(4, 6))
+    np.testing.assert_array_equal(block[1], rng.StepNormals(steps.key, 3).draw(4, 6))
+    assert rng.as_step_normals(counter).key == rng.StepNormals.from_counter_stream(counter).key
+    with pytest.raises(TypeError, match="source must be"):
+        rng.as_step_normals(np.random.default_rng(0))
+
+
+def test_generator_check_names_the_parameter() -> None:
+    from privdyn import _check
+
+    _check.generator(rng=np.random.default_rng(0), sampling_rng=np.random.default_rng(1))
+    with pytest.raises(TypeError, match="noise_rng must be a numpy.random.Generator; got int"):
+        _check.generator(noise_rng=3)
+
+
+def test_old_randomness_argument_names_still_work() -> None:
+    from privdyn.algorithms import sample_batches
+    from privdyn.models import KAN
+
+    with pytest.warns(DeprecationWarning, match="'generator' is deprecated; use 'rng'"):
+        old = next(sample_batches("fixed_size", n=10, batch_size=3, generator=np.random.default_rng(0)))
+    new = next(sample_batches("fixed_size", n=10, batch_size=3, rng=np.random.default_rng(0)))
+    np.testing.assert_array_equal(old, new)
+    with pytest.warns(DeprecationWarning, match="use 'rng'"):
+        model = KAN.initialize(d=2, width=3, generator=np.random.default_rng(0))
+    np.testing.assert_array_equal(model.second_layer, KAN.initialize(d=2, width=3,
+                                                                      rng=np.random.default_rng(0)).second_layer)

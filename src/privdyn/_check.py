@@ -26,6 +26,7 @@ __all__ = [
     "less_than",
     "one_of",
     "scalar",
+    "generator",
 ]
 
 
@@ -147,6 +148,13 @@ def one_of(allowed: tuple[Any, ...], **named: Any) -> None:
         if value not in allowed:
             choices = ", ".join(repr(a) for a in allowed)
             raise ValueError(f"{name} must be one of {choices}; got {name}={value!r}.")
+
+
+def generator(**named: Any) -> None:
+    """Each value is a :class:`numpy.random.Generator` (``TypeError`` naming the parameter otherwise)."""
+    for name, value in named.items():
+        if not isinstance(value, np.random.Generator):
+            raise TypeError(f"{name} must be a numpy.random.Generator; got {type(value).__name__}.")
 
 
 def is_real_scalar(value: Any) -> bool:

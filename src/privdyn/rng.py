@@ -10,18 +10,32 @@ Philox bit generator. Hence
 
 No function here touches NumPy's global random state; a seed is turned into generators only at the top
 (the CLI or an experiment), and engines take a :class:`numpy.random.Generator` argument.
+
+**One stream type, one naming rule.** Counter-based normals come from a :class:`NormalStream`: a
+:class:`CounterStream` (Philox4x32-10 evaluated on arrays of counters, for simulators vectorized over runs) or
+:class:`StepNormals` (NumPy's Philox4x64-10 positioned at a step, for streaming correlated noise). Each keeps its own
+bits; both address a number by (run, draw), so it can be regenerated instead of stored. A function argument called
+``rng`` is a :class:`numpy.random.Generator` (or, where documented, a privdyn stream); a function that takes
+independent streams calls them ``sampling_rng`` and ``noise_rng``, and they must stay independent. Arguments are
+checked with ``_check.generator``.
 """
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import hashlib
+from typing import Any
 
 import numpy as np
 
 from privdyn import _check
 
 __all__ = [
+    "NormalStream",
+    "StepNormals",
+    "step_normals",
+    "as_step_normals",
     "PURPOSES",
     "Streams",
     "seed_sequence",
@@ -32,6 +46,23 @@ __all__ = [
     "CounterStream",
     "counter_stream",
 ]
+
+class NormalStream(abc.ABC):
+    """Standard normals addressed by position: value (run, draw, j) is a pure function of the stream and the position.
+
+    A run's numbers do not depend on how many runs are drawn together or in which order, and any draw can be drawn
+    again later instead of being stored. Implementations keep their own bit generators (so no stream changes).
+    """
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    def normals(self, draw: int, size: int, *, num_runs: int = 1) -> np.ndarray:
+        """Draw ``draw``'s ``size`` normals for ``num_runs`` consecutive runs from the stream's first run.
+
+        Shapes: -> (num_runs, size).
+        """
+
 
 PURPOSES = ("data", "sampling", "noise")
 """The independent purposes a unit draws random numbers for."""
@@ -133,7 +164,7 @@ def philox4x32(counters: np.ndarray, key: tuple[int, int], rounds: int = 10) -> 
 
 
 @dataclasses.dataclass(frozen=True)
-class CounterStream:
+class CounterStream(NormalStream):
     """Standard normals addressed by (run, draw, coordinate), for simulators vectorized over runs.
 
     Value ``(i, k, j)`` (run i, draw k, coordinate j) is a pure function of the stream's key and of (i, k, j):
@@ -175,8 +206,109 @@ class CounterStream:
 
         return special.ndtri(uniform).reshape(num_runs, 2 * pairs)[:, :size]
 
+    def normals(self, draw: int, size: int, *, num_runs: int = 1) -> np.ndarray:
+        """The :class:`NormalStream` interface: :meth:`standard_normal` (the same numbers)."""
+        return self.standard_normal(draw, num_runs, size)
+
 
 def counter_stream(seed: int, unit_key: str = "", *, purpose: str = "noise") -> CounterStream:
     """The :class:`CounterStream` of ``(seed, unit_key, purpose)`` (key from the same SHA-256 identifier)."""
     digest = _identifier_digest(seed, unit_key, 0, purpose)
     return CounterStream(key=(int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:8], "little")))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Counter-based standard normals addressed by step (the correlated-noise streams of privdyn.privacy.correlated)
+# ---------------------------------------------------------------------------------------------------------------
+
+# The second word of the Philox key: separates these streams from every other use of a CounterStream key.
+_KEY_TAG = int.from_bytes(hashlib.sha256(b"privdyn.privacy.correlated.StepNormals.v1").digest()[:8], "little")
+
+
+class StepNormals(NormalStream):
+    """Standard normals ``Z_t`` of each step ``t >= 1``: a pure function of (key, run, t), regenerable at will.
+
+    Step ``t`` of run ``r`` is the output of NumPy's Philox4x64-10 bit generator with the 128-bit key
+    ``(key, tag)`` and counter ``(0, 0, t, r)``, turned into normals by NumPy's Ziggurat sampler. Different steps
+    (and runs) start 2**128 blocks apart, so their streams never overlap; a step's numbers can be drawn in
+    consecutive pieces (each piece continues the same stream), which lets a stream regenerate ``Z_{t-1}`` chunk by
+    chunk with no parameter-sized scratch.
+
+    Build one from a :class:`privdyn.rng.CounterStream` (:meth:`from_counter_stream`, or :func:`step_normals`
+    from a seed), so that the key follows privdyn's SHA-256 stream identifiers.
+
+    Args:
+        key: a 64-bit integer key.
+        run: the run index (>= 0), e.g. the global run index of a simulator vectorized over runs.
+    """
+
+    __slots__ = ("_key", "_run")
+
+    def __init__(self, key: int, run: int = 0) -> None:
+        _check.integer(minimum=0, key=key, run=run)
+        if int(key) >= 2**64 or int(run) >= 2**64:
+            raise ValueError(f"key and run must be < 2**64; got key={key!r}, run={run!r}.")
+        self._key = int(key)
+        self._run = int(run)
+
+    @classmethod
+    def from_counter_stream(cls, stream: CounterStream, run: int = 0) -> StepNormals:
+        """The step normals of run ``run`` of ``stream`` (its 64-bit key; run offset by ``stream.first_run``)."""
+        if not isinstance(stream, CounterStream):
+            raise TypeError(f"stream must be a privdyn.rng.CounterStream; got {type(stream).__name__}.")
+        _check.integer(minimum=0, run=run)
+        key = int(stream.key[0]) | (int(stream.key[1]) << 32)
+        return cls(key, stream.first_run + int(run))
+
+    @property
+    def key(self) -> int:
+        return self._key
+
+    @property
+    def run(self) -> int:
+        return self._run
+
+    def generator(self, step: int) -> np.random.Generator:
+        """A generator positioned at the start of step ``step``'s normals (``step >= 1``)."""
+        _check.integer(minimum=1, step=step)
+        return self._reset(np.random.Generator(np.random.Philox(0)), int(step))
+
+    def _reset(self, generator: np.random.Generator, step: int) -> np.random.Generator:
+        """Position an existing Philox-backed generator at the start of ``step`` (as :meth:`generator` builds it)."""
+        generator.bit_generator.state = {
+            "bit_generator": "Philox",
+            "state": {"counter": np.array([0, 0, step, self._run], dtype=np.uint64),
+                      "key": np.array([self._key, _KEY_TAG], dtype=np.uint64)},
+            "buffer": np.zeros(4, dtype=np.uint64), "buffer_pos": 4, "has_uint32": 0, "uinteger": 0,
+        }
+        return generator
+
+    def draw(self, step: int, size: int) -> np.ndarray:
+        """``Z_step``: ``size`` standard normals (float64)."""
+        _check.integer(minimum=0, size=size)
+        return self.generator(step).standard_normal(int(size))
+
+    def normals(self, draw: int, size: int, *, num_runs: int = 1) -> np.ndarray:
+        """Step ``draw``'s normals for runs ``run .. run + num_runs - 1``: shape (num_runs, size)."""
+        _check.integer(minimum=1, draw=draw)
+        _check.integer(minimum=0, size=size, num_runs=num_runs)
+        return np.stack([StepNormals(self._key, self._run + i).draw(int(draw), int(size)) for i in range(num_runs)]
+                        ).reshape(int(num_runs), int(size))
+
+    def __repr__(self) -> str:
+        return f"StepNormals(key={self._key:#018x}, run={self._run})"
+
+
+def step_normals(seed: int, unit_key: str = "", *, run: int = 0) -> StepNormals:
+    """The :class:`StepNormals` of the privacy-noise stream ``(seed, unit_key)`` (see :mod:`privdyn.rng`)."""
+    return StepNormals.from_counter_stream(counter_stream(seed, unit_key, purpose="noise"), run)
+
+
+def as_step_normals(source: Any) -> StepNormals:
+    """``source`` as :class:`StepNormals` (a :class:`CounterStream` gives its run 0; ``TypeError`` otherwise)."""
+    if isinstance(source, StepNormals):
+        return source
+    if isinstance(source, CounterStream):
+        return StepNormals.from_counter_stream(source)
+    raise TypeError("source must be a privdyn.privacy.correlated.StepNormals or a privdyn.rng.CounterStream; "
+                    f"got source of type {type(source).__name__}.")

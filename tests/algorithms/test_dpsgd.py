@@ -22,7 +22,7 @@ def _problem(n=40, d=3, width=5, seed=0):
     x = rng.standard_normal((n, d))
     x *= (rng.uniform(0.2, 1.0, n) / np.linalg.norm(x, axis=1))[:, None]
     y = np.where(x[:, 0] + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
-    model = KAN.initialize(d=d, width=width, generator=rng, grid_size=4, activation="tanh")
+    model = KAN.initialize(d=d, width=width, rng=rng, grid_size=4, activation="tanh")
     return model, model.initial_parameters(rng), x, y
 
 
@@ -33,7 +33,7 @@ def _normals(source, steps, shape):
 
 
 def _replayed_batches(sampler, n, batch_size, seed, count):
-    batches = sample_batches(sampler, n=n, batch_size=batch_size, generator=np.random.default_rng(seed))
+    batches = sample_batches(sampler, n=n, batch_size=batch_size, rng=np.random.default_rng(seed))
     return [next(batches) for _ in range(count)]
 
 
@@ -45,7 +45,7 @@ def test_shifted_iterate_recursion_is_exact(noise_correlation):
     eta, batch, clip, kappa, steps = 0.7, 8, 1e6, 2e-6, 12
     source = step_normals(4, "shifted")
     res = dpsgd(model, w0, x, y, num_steps=steps, step_size=eta, batch_size=batch, clip=clip, noise_multiplier=kappa,
-                noise_correlation=noise_correlation, sampling_generator=np.random.default_rng(9), noise_source=source,
+                noise_correlation=noise_correlation, sampling_rng=np.random.default_rng(9), noise_rng=source,
                 keep_iterates=True)
     assert res.num_clipped == 0 and not res.projection_triggered
     c_priv = clip * kappa / batch
@@ -69,8 +69,8 @@ def test_noise_follows_any_strategy_and_scale():
     steps, eta, clip, kappa, batch = 6, 0.3, 2.0, 1.5, 5
     for strategy in (Independent(), LambdaCGD(0.4), BufferedToeplitz([0.9, 0.5], [0.2, 0.1])):
         res = dpsgd(model, np.zeros((1, 4)), x, y, num_steps=steps, step_size=eta, batch_size=batch, clip=clip,
-                    noise_multiplier=kappa, strategy=strategy, sampling_generator=np.random.default_rng(0),
-                    noise_source=source, keep_iterates=True)
+                    noise_multiplier=kappa, strategy=strategy, sampling_rng=np.random.default_rng(0),
+                    noise_rng=source, keep_iterates=True)
         z = _normals(source, steps, 4)
         noise = strategy.noise_matrix(steps) @ z
         expected = -eta * clip * kappa / batch * np.cumsum(noise, axis=0)
@@ -82,8 +82,8 @@ def test_noise_source_may_be_a_counter_stream_and_regeneration_is_bit_identical(
     common = dict(num_steps=8, step_size=0.5, batch_size=10, clip=0.05, noise_multiplier=1.3, noise_correlation=0.7,
                   projection_radius=3.0)
     stream = counter_stream(2, "regen")
-    buffered = dpsgd(model, w0, x, y, sampling_generator=np.random.default_rng(5), noise_source=stream, **common)
-    regenerated = dpsgd(model, w0, x, y, sampling_generator=np.random.default_rng(5), noise_source=stream,
+    buffered = dpsgd(model, w0, x, y, sampling_rng=np.random.default_rng(5), noise_rng=stream, **common)
+    regenerated = dpsgd(model, w0, x, y, sampling_rng=np.random.default_rng(5), noise_rng=stream,
                         regenerate=True, **common)
     np.testing.assert_array_equal(buffered.params, regenerated.params)
     assert buffered.num_clipped > 0
@@ -93,7 +93,7 @@ def test_clipped_step_matches_dense_per_example_clipping():
     model, w0, x, y = _problem(n=30)
     clip, eta, batch = 0.02, 0.9, 12
     res = dpsgd(model, w0, x, y, num_steps=3, step_size=eta, batch_size=batch, clip=clip,
-                sampling_generator=np.random.default_rng(3), keep_iterates=True)
+                sampling_rng=np.random.default_rng(3), keep_iterates=True)
     batches = _replayed_batches("fixed_size", 30, batch, 3, 3)
     clipped_total = 0
     for t in range(1, 4):
@@ -115,17 +115,17 @@ def test_clipping_never_acts_at_the_theorys_threshold():
     threshold = model.activation.first_derivative_bound * b * db * model.num_basis
     threshold *= np.linalg.norm(model.second_layer) / math.sqrt(model.width)
     res = dpsgd(model, w0, x, y, num_steps=30, step_size=3.0, batch_size=10, clip=threshold, noise_multiplier=3.0,
-                noise_source=step_normals(0, "theory"), sampling_generator=np.random.default_rng(0), log_every=10)
+                noise_rng=step_normals(0, "theory"), sampling_rng=np.random.default_rng(0), log_every=10)
     assert res.num_clipped == 0 and np.all(res.log.clip_fraction[1:] == 0)
     smaller = dpsgd(model, w0, x, y, num_steps=30, step_size=3.0, batch_size=10, clip=threshold / 100,
-                    noise_multiplier=3.0, noise_source=step_normals(0, "theory"),
-                    sampling_generator=np.random.default_rng(0), log_every=10)
+                    noise_multiplier=3.0, noise_rng=step_normals(0, "theory"),
+                    sampling_rng=np.random.default_rng(0), log_every=10)
     assert smaller.num_clipped > 0
 
 
 def test_non_private_special_case_is_minibatch_sgd_and_full_batch_is_gd():
     model, w0, x, y = _problem()
-    res = dpsgd(model, w0, x, y, num_steps=5, step_size=0.4, batch_size=40, sampling_generator=np.random.default_rng(0),
+    res = dpsgd(model, w0, x, y, num_steps=5, step_size=0.4, batch_size=40, sampling_rng=np.random.default_rng(0),
                 keep_iterates=True)
     w = w0.copy()
     for t in range(1, 6):
@@ -138,8 +138,8 @@ def test_projection_keeps_iterates_in_the_ball_and_is_logged():
     model, w0, x, y = _problem()
     radius = 0.05
     res = dpsgd(model, w0, x, y, num_steps=20, step_size=2.0, batch_size=10, clip=1.0, noise_multiplier=2.0,
-                projection_radius=radius, sampling_generator=np.random.default_rng(1),
-                noise_source=step_normals(0, "proj"), keep_iterates=True, log_every=5)
+                projection_radius=radius, sampling_rng=np.random.default_rng(1),
+                noise_rng=step_normals(0, "proj"), keep_iterates=True, log_every=5)
     dist = np.linalg.norm((res.iterates - w0).reshape(21, -1), axis=1)
     assert np.all(dist <= radius * (1 + 1e-12))
     assert res.projection_triggered and res.num_projections == int(np.sum(np.isclose(dist[1:], radius, rtol=1e-12)))
@@ -150,7 +150,7 @@ def test_projection_keeps_iterates_in_the_ball_and_is_logged():
 def test_projection_formula_when_active():
     model, w0, x, y = _problem()
     trainer = DPSGD(model, w0, x, y, step_size=5.0, batch_size=40, projection_radius=1e-3,
-                    sampling_generator=np.random.default_rng(0))
+                    sampling_rng=np.random.default_rng(0))
     v = w0 - 5.0 * model.gradient(w0, x, y)
     trainer.step()
     expected = w0 + (v - w0) * min(1.0, 1e-3 / np.linalg.norm(v - w0))
@@ -161,14 +161,14 @@ def test_projection_formula_when_active():
 def test_logs_and_averaged_training_loss():
     model, w0, x, y = _problem()
     res = dpsgd(model, w0, x, y, num_steps=10, step_size=0.5, batch_size=8, clip=0.1, noise_multiplier=0.5,
-                noise_source=step_normals(3, "log"), sampling_generator=np.random.default_rng(2), keep_iterates=True)
+                noise_rng=step_normals(3, "log"), sampling_rng=np.random.default_rng(2), keep_iterates=True)
     losses = np.array([model.loss(w, x, y) for w in res.iterates])
     np.testing.assert_allclose(res.log.train_loss, losses, rtol=1e-13)
     assert res.averaged_train_loss == pytest.approx(losses[:10].mean(), rel=1e-13)
     assert math.isnan(res.log.batch_loss[0]) and math.isnan(res.log.clip_fraction[0])
     assert np.all((res.log.clip_fraction[1:] >= 0) & (res.log.clip_fraction[1:] <= 1))
     thin = dpsgd(model, w0, x, y, num_steps=10, step_size=0.5, batch_size=8, clip=0.1, noise_multiplier=0.5,
-                 noise_source=step_normals(3, "log"), sampling_generator=np.random.default_rng(2), log_every=4)
+                 noise_rng=step_normals(3, "log"), sampling_rng=np.random.default_rng(2), log_every=4)
     np.testing.assert_array_equal(thin.log.step, [0, 4, 8, 10])
     np.testing.assert_array_equal(thin.params, res.params)
     np.testing.assert_allclose(thin.log.train_loss, losses[[0, 4, 8, 10]], rtol=1e-13)
@@ -181,8 +181,8 @@ def test_runs_are_pure_functions_of_their_streams():
     kw = dict(num_steps=6, step_size=0.5, batch_size=10, clip=0.5, noise_multiplier=0.8, noise_correlation=0.5)
 
     def run(noise_key, sampling_seed):
-        return dpsgd(model, w0, x, y, noise_source=step_normals(8, noise_key),
-                     sampling_generator=np.random.default_rng(sampling_seed), **kw).params
+        return dpsgd(model, w0, x, y, noise_rng=step_normals(8, noise_key),
+                     sampling_rng=np.random.default_rng(sampling_seed), **kw).params
 
     base = run("couple", 4)
     np.testing.assert_array_equal(base, run("couple", 4))
@@ -193,7 +193,7 @@ def test_runs_are_pure_functions_of_their_streams():
 def test_samplers():
     n, batch = 20, 5
     rng = np.random.default_rng(0)
-    fixed = sample_batches("fixed_size", n=n, batch_size=batch, generator=rng)
+    fixed = sample_batches("fixed_size", n=n, batch_size=batch, rng=rng)
     steps = 4000
     counts = np.zeros(n)
     for _ in range(steps):
@@ -205,10 +205,10 @@ def test_samplers():
     se = math.sqrt(steps * r * (1 - r))
     z = stats.norm.isf(1e-6 / (2 * n))
     assert np.all(np.abs(counts - steps * r) <= z * se)
-    shuffle = sample_batches("shuffle", n=n, batch_size=6, generator=rng)
+    shuffle = sample_batches("shuffle", n=n, batch_size=6, rng=rng)
     epoch = np.concatenate([next(shuffle) for _ in range(3)])  # n // 6 = 3 batches per epoch, 2 dropped
     assert epoch.size == 18 and np.unique(epoch).size == 18
-    poisson = sample_batches("poisson", n=n, batch_size=batch, generator=rng)
+    poisson = sample_batches("poisson", n=n, batch_size=batch, rng=rng)
     sizes = np.array([next(poisson).size for _ in range(steps)])
     assert abs(sizes.mean() - batch) <= 5.0 * math.sqrt(n * r * (1 - r) / steps)
 
@@ -219,7 +219,7 @@ def test_without_replacement_batch_variance_lemma_b2():
     n, batch, steps = 12, 4, 20000
     pts = rng.standard_normal((n, 2))
     exact = (n - batch) / (batch * (n - 1)) * np.mean(np.sum((pts - pts.mean(0)) ** 2, axis=1))
-    gen = sample_batches("fixed_size", n=n, batch_size=batch, generator=rng)
+    gen = sample_batches("fixed_size", n=n, batch_size=batch, rng=rng)
     dev = np.array([np.sum((pts[next(gen)].mean(0) - pts.mean(0)) ** 2) for _ in range(steps)])
     assert abs(dev.mean() - exact) <= 5.0 * dev.std(ddof=1) / math.sqrt(steps)
 
@@ -228,14 +228,14 @@ def test_poisson_and_shuffle_train():
     model, w0, x, y = _problem()
     for sampler in ("poisson", "shuffle"):
         res = dpsgd(model, w0, x, y, num_steps=30, step_size=1.0, batch_size=10, sampler=sampler,
-                    sampling_generator=np.random.default_rng(0), log_every=30)
+                    sampling_rng=np.random.default_rng(0), log_every=30)
         assert res.log.train_loss[-1] < res.log.train_loss[0]
 
 
 def test_empty_poisson_batches_still_add_noise():
     model, w0, x, y = _problem()
     trainer = DPSGD(model, w0, x, y, step_size=0.5, batch_size=1, clip=1.0, noise_multiplier=1.0, sampler="poisson",
-                    sampling_generator=np.random.default_rng(0), noise_source=step_normals(0, "empty"))
+                    sampling_rng=np.random.default_rng(0), noise_rng=step_normals(0, "empty"))
     sizes = []
     for _ in range(30):
         before = trainer.params.copy()
@@ -252,28 +252,28 @@ def test_empty_poisson_batches_still_add_noise():
         ({"batch_size": 0}, ValueError, "batch_size"),
         ({"step_size": 0.0}, ValueError, "step_size"),
         ({"clip": 0.0}, ValueError, "clip"),
-        ({"clip": math.inf, "noise_multiplier": 1.0, "noise_source": step_normals(0)}, ValueError, "clip must be"),
+        ({"clip": math.inf, "noise_multiplier": 1.0, "noise_rng": step_normals(0)}, ValueError, "clip must be"),
         ({"noise_multiplier": -1.0}, ValueError, "noise_multiplier"),
-        ({"noise_multiplier": 1.0, "clip": 1.0}, ValueError, "noise_source"),
+        ({"noise_multiplier": 1.0, "clip": 1.0}, ValueError, "noise_rng"),
         ({"noise_correlation": 1.0}, ValueError, "noise_correlation"),
         ({"noise_correlation": 0.5, "strategy": Independent()}, ValueError, "not both"),
         ({"projection_radius": -1.0}, ValueError, "projection_radius"),
         ({"sampler": "cyclic"}, ValueError, "sampler"),
         ({"num_steps": 0}, ValueError, "num_steps"),
         ({"log_every": 0}, ValueError, "log_every"),
-        ({"noise_multiplier": 1.0, "clip": 1.0, "noise_source": 3}, TypeError, "noise_source"),
+        ({"noise_multiplier": 1.0, "clip": 1.0, "noise_rng": 3}, TypeError, "noise_rng"),
     ],
 )
 def test_bad_arguments(kwargs, error, match):
     model, w0, x, y = _problem()
-    args = dict(num_steps=2, step_size=0.1, batch_size=5, sampling_generator=np.random.default_rng(0)) | kwargs
+    args = dict(num_steps=2, step_size=0.1, batch_size=5, sampling_rng=np.random.default_rng(0)) | kwargs
     with pytest.raises(error, match=match):
         dpsgd(model, w0, x, y, **args)
 
 
 def test_bad_data():
     model, w0, x, y = _problem()
-    kw = dict(num_steps=1, step_size=0.1, batch_size=5, sampling_generator=np.random.default_rng(0))
+    kw = dict(num_steps=1, step_size=0.1, batch_size=5, sampling_rng=np.random.default_rng(0))
     bad = x.copy()
     bad[3, 0] = np.inf
     with pytest.raises(ValueError, match="x must be finite"):

@@ -515,7 +515,7 @@ def test_bounds_hold_on_the_kan_model():
     d, m, n, dl = 4, 32, 40, 0.01
     separable = 0
     for activation, consts in (("sigmoid", SIG), ("tanh", TANH)):
-        model = KAN.initialize(d=d, width=m, generator=rng, grid_size=5, activation=activation)
+        model = KAN.initialize(d=d, width=m, rng=rng, grid_size=5, activation=activation)
         assert model.num_basis == consts.num_basis
         np.testing.assert_allclose(model.activation.bounds, kan.activation_bounds(activation), rtol=1e-12)
         w0 = model.initial_parameters(rng)

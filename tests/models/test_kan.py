@@ -23,7 +23,7 @@ def _data(rng, n, d, max_norm=1.0):
 
 def _small(activation="sigmoid", grid_size=3, spline_order=3, seed=0, width=4, d=3):
     rng = np.random.default_rng(seed)
-    model = KAN.initialize(d=d, width=width, generator=rng, grid_size=grid_size, spline_order=spline_order,
+    model = KAN.initialize(d=d, width=width, rng=rng, grid_size=grid_size, spline_order=spline_order,
                            activation=activation)
     return model, model.initial_parameters(rng), rng
 
@@ -164,9 +164,9 @@ def test_logistic_loss_is_stable():
 
 
 def test_initialization_is_standard_normal_and_seeded():
-    model = KAN.initialize(d=4, width=200, generator=np.random.default_rng(3))
+    model = KAN.initialize(d=4, width=200, rng=np.random.default_rng(3))
     assert model.parameter_shape == (200, 4 * 8) and model.num_parameters == 200 * 4 * 8
-    same = KAN.initialize(d=4, width=200, generator=np.random.default_rng(3))
+    same = KAN.initialize(d=4, width=200, rng=np.random.default_rng(3))
     np.testing.assert_array_equal(model.second_layer, same.second_layer)
     c = model.second_layer.reshape(-1)
     # mean and variance of 1600 N(0,1) draws within z = 5 standard errors
@@ -196,7 +196,7 @@ def test_logistic_regression_interface():
      ({"activation": "relu"}, "activation"), ({"interval": (0.0, 1.0)}, "basis.interval")],
 )
 def test_bad_construction(kwargs, name):
-    args = {"d": 3, "width": 4, "generator": np.random.default_rng(0)} | kwargs
+    args = {"d": 3, "width": 4, "rng": np.random.default_rng(0)} | kwargs
     with pytest.raises(ValueError, match=name):
         KAN.initialize(**args)
 

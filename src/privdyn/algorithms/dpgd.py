@@ -249,8 +249,7 @@ def dpgd(features: Any, labels: Any, *, clip: float, learning_rate: LearningRate
     if y.shape != (x.shape[0],):
         raise ValueError(f"labels must have shape (n,) = ({x.shape[0]},); got {y.shape}.")
     _check.finite(features=x, labels=y)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}.")
+    _check.generator(rng=rng)
     n, d = x.shape
     big_c = hyper.clip_threshold(d)
     noise_std = _noise_std(big_c, hyper.noise_multipliers(n))

@@ -36,9 +36,9 @@ the risks over ``W_0, ..., W_{T-1}`` (:attr:`DPSGDResult.averaged_train_loss`) a
 * ``"shuffle"``: one random permutation per epoch, cut into ``n // batch_size`` consecutive batches (the remainder of
   the permutation is dropped). No accountant of the kan paper covers it (in particular not lambda > 0).
 
-**Random streams.** Batches come from ``sampling_generator`` (a :class:`numpy.random.Generator`) and the noise from
-``noise_source`` (a :class:`~privdyn.privacy.correlated.StepNormals` or :class:`~privdyn.rng.CounterStream`), so
-``Z_t`` is a pure function of ``(noise_source, t)``: two runs with the same sources are coupled (the paper's
+**Random streams.** Batches come from ``sampling_rng`` (a :class:`numpy.random.Generator`) and the noise from
+``noise_rng`` (a :class:`~privdyn.rng.StepNormals` or :class:`~privdyn.rng.CounterStream`), so
+``Z_t`` is a pure function of ``(noise_rng, t)``: two runs with the same sources are coupled (the paper's
 stability argument, Appendix C.2), and ``regenerate=True`` recomputes ``Z_{t-1}`` instead of buffering it, with
 bit-identical output. Nothing touches global random state.
 """
@@ -53,6 +53,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from privdyn import _check
+from privdyn._deprecation import renamed_arguments
 from privdyn.privacy.correlated import LambdaCGD, NoiseStream, StepNormals, Strategy
 from privdyn.rng import CounterStream
 
@@ -91,30 +92,30 @@ class PerExampleGradientModel(Protocol):
                                   y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
 
-def sample_batches(sampler: str, *, n: int, batch_size: int, generator: np.random.Generator) -> Iterator[np.ndarray]:
+@renamed_arguments(generator="rng")
+def sample_batches(sampler: str, *, n: int, batch_size: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
     """An endless iterator of index batches (see the module docstring for the three samplers)."""
     _check.one_of(SAMPLERS, sampler=sampler)
     _check.integer(minimum=1, n=n, batch_size=batch_size)
     n, batch_size = int(n), int(batch_size)
     if batch_size > n:
         raise ValueError(f"batch_size must be <= n={n}; got batch_size={batch_size}.")
-    if not isinstance(generator, np.random.Generator):
-        raise TypeError(f"generator must be a numpy.random.Generator; got {type(generator).__name__}.")
-    return _batches(sampler, n, batch_size, generator)
+    _check.generator(rng=rng)
+    return _batches(sampler, n, batch_size, rng)
 
 
-def _batches(sampler: str, n: int, batch_size: int, generator: np.random.Generator) -> Iterator[np.ndarray]:
+def _batches(sampler: str, n: int, batch_size: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
     if sampler == "fixed_size":
         while True:
-            yield generator.choice(n, size=batch_size, replace=False)
+            yield rng.choice(n, size=batch_size, replace=False)
     elif sampler == "poisson":
         rate = batch_size / n
         while True:
-            yield np.flatnonzero(generator.random(n) < rate)
+            yield np.flatnonzero(rng.random(n) < rate)
     else:
         per_epoch = n // batch_size
         while True:
-            order = generator.permutation(n)
+            order = rng.permutation(n)
             for b in range(per_epoch):
                 yield order[b * batch_size: (b + 1) * batch_size]
 
@@ -203,7 +204,7 @@ def _noise_source(source: Any) -> StepNormals:
         return source
     if isinstance(source, CounterStream):
         return StepNormals.from_counter_stream(source)
-    raise TypeError("noise_source must be a privdyn.privacy.correlated.StepNormals or a privdyn.rng.CounterStream; "
+    raise TypeError("noise_rng must be a privdyn.rng.StepNormals or a privdyn.rng.CounterStream; "
                     f"got {type(source).__name__}.")
 
 
@@ -222,8 +223,9 @@ class DPSGD:
         strategy: any :class:`~privdyn.privacy.correlated.Strategy` instead of ``noise_correlation``.
         projection_radius: ``R* > 0`` (``inf``: no projection).
         sampler: one of :data:`SAMPLERS`.
-        sampling_generator: the generator of the batches.
-        noise_source: the step normals (required when ``noise_multiplier > 0``).
+        sampling_rng: the generator of the batches (``sampling_generator`` is its deprecated name).
+        noise_rng: the step normals (required when ``noise_multiplier > 0``; ``noise_source`` is its deprecated
+            name). It must be independent of ``sampling_rng``.
         regenerate: regenerate past normals instead of buffering them (strategies that support it).
         num_steps: the horizon, needed only by strategies whose memory grows with it.
 
@@ -237,11 +239,12 @@ class DPSGD:
             step (``last_distance`` is ``||W_t - W_0||``, ``nan`` when there is no projection to compute it).
     """
 
+    @renamed_arguments(sampling_generator="sampling_rng", noise_source="noise_rng")
     def __init__(self, model: PerExampleGradientModel, initial_params: np.ndarray, x: np.ndarray, y: np.ndarray, *,
                  step_size: float, batch_size: int, clip: float = math.inf, noise_multiplier: float = 0.0,
                  noise_correlation: float | None = None, strategy: Strategy | None = None,
                  projection_radius: float = math.inf, sampler: str = "fixed_size",
-                 sampling_generator: np.random.Generator, noise_source: StepNormals | CounterStream | None = None,
+                 sampling_rng: np.random.Generator, noise_rng: StepNormals | CounterStream | None = None,
                  regenerate: bool = False, num_steps: int | None = None) -> None:
         if not isinstance(model, PerExampleGradientModel):
             raise TypeError("model must expose parameter_shape, validate_inputs, loss and loss_and_gradient_factors; "
@@ -292,15 +295,15 @@ class DPSGD:
         self.initial_params = params.copy()
         self.initial_params.setflags(write=False)
         self.params = params
-        self._batches = sample_batches(sampler, n=n, batch_size=self.batch_size, generator=sampling_generator)
-        self.noise_source: StepNormals | None = None
+        self._batches = sample_batches(sampler, n=n, batch_size=self.batch_size, rng=sampling_rng)
+        self.noise_rng: StepNormals | None = None
         self.noise_stream: NoiseStream | None = None
         if self.noise_multiplier > 0:
-            if noise_source is None:
-                raise ValueError("noise_source must be given when noise_multiplier > 0.")
-            self.noise_source = _noise_source(noise_source)
+            if noise_rng is None:
+                raise ValueError("noise_rng must be given when noise_multiplier > 0.")
+            self.noise_rng = _noise_source(noise_rng)
             scale = self.step_size * self.clip * self.noise_multiplier / self.batch_size
-            self.noise_stream = strategy.stream(params.shape, self.noise_source, num_steps=num_steps,
+            self.noise_stream = strategy.stream(params.shape, self.noise_rng, num_steps=num_steps,
                                                 regenerate=bool(regenerate), scale=scale)
         self._scratch = np.empty_like(params) if math.isfinite(self.projection_radius) else None
         self.t = 0
@@ -354,11 +357,12 @@ class DPSGD:
         return float(np.linalg.norm(self.params - self.initial_params))
 
 
+@renamed_arguments(sampling_generator="sampling_rng", noise_source="noise_rng")
 def dpsgd(model: PerExampleGradientModel, initial_params: np.ndarray, x: np.ndarray, y: np.ndarray, *, num_steps: int,
-          step_size: float, batch_size: int, sampling_generator: np.random.Generator, clip: float = math.inf,
+          step_size: float, batch_size: int, sampling_rng: np.random.Generator, clip: float = math.inf,
           noise_multiplier: float = 0.0, noise_correlation: float | None = None, strategy: Strategy | None = None,
           projection_radius: float = math.inf, sampler: str = "fixed_size",
-          noise_source: StepNormals | CounterStream | None = None, regenerate: bool = False, log_every: int = 1,
+          noise_rng: StepNormals | CounterStream | None = None, regenerate: bool = False, log_every: int = 1,
           log_train_loss: bool = True, keep_iterates: bool = False) -> DPSGDResult:
     """Run ``num_steps`` updates of Algorithm 1 of the kan paper (arXiv 2605.12648); see the module docstring.
 
@@ -370,8 +374,8 @@ def dpsgd(model: PerExampleGradientModel, initial_params: np.ndarray, x: np.ndar
     _check.integer(minimum=1, num_steps=num_steps, log_every=log_every)
     trainer = DPSGD(model, initial_params, x, y, step_size=step_size, batch_size=batch_size, clip=clip,
                     noise_multiplier=noise_multiplier, noise_correlation=noise_correlation, strategy=strategy,
-                    projection_radius=projection_radius, sampler=sampler, sampling_generator=sampling_generator,
-                    noise_source=noise_source, regenerate=regenerate, num_steps=num_steps)
+                    projection_radius=projection_radius, sampler=sampler, sampling_rng=sampling_rng,
+                    noise_rng=noise_rng, regenerate=regenerate, num_steps=num_steps)
     num_steps = int(num_steps)
     iterates = np.empty((num_steps + 1,) + trainer.params.shape) if keep_iterates else None
     if iterates is not None:

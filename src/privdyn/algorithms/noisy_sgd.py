@@ -213,8 +213,7 @@ def _step_list(name: str, values: Any, num_steps: int) -> np.ndarray:
 
 
 def _generator(rng: Any) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}.")
+    _check.generator(rng=rng)
     return rng
 
 

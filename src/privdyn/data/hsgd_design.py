@@ -233,8 +233,7 @@ class UniformDesign:
     def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """n i.i.d. samples: features (n, d) and labels (n,), with the layout of the module docstring."""
         _check.integer(minimum=0, n=n)
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}.")
+        _check.generator(rng=rng)
         return self.from_uniforms(rng.random((int(n), self.dim + 1)))
 
     def __repr__(self) -> str:
@@ -247,8 +246,7 @@ def paper_design(d: int, rng: np.random.Generator, *, centered: bool = False) ->
     clipped at ±3 sd. The paper uses d = 1000 (with n = 1500, step_size 0.05, ridge 0.1, noise_std ∈ {1, 1.25, 1.5}
     and x_0 ~ N(0, I_d), drawn separately)."""
     _check.integer(minimum=1, d=d)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}.")
+    _check.generator(rng=rng)
     d = int(d)
     target = rng.random(d) / math.sqrt(d)
     return UniformDesign(target=target, label_noise_std=math.sqrt(PAPER_LABEL_NOISE_VARIANCE / d),

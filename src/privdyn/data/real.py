@@ -367,8 +367,7 @@ def split_and_standardize(features: Any, labels: Any, *, train_size: int | None,
     """
     x, y = _features_and_labels("", features, labels)
     _check.one_of(_CONSTANT_FEATURE_POLICIES, constant_features=constant_features)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}.")
+    _check.generator(rng=rng)
     _check.integer(minimum=1, normalization_size=normalization_size, validation_size=validation_size)
     total = x.shape[0]
     rest = total - normalization_size - validation_size

@@ -196,8 +196,7 @@ class SyntheticDesign:
     def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """n i.i.d. samples: features (n, d) and labels (n,), drawn with the layout of the module docstring."""
         _check.integer(minimum=0, n=n)
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}.")
+        _check.generator(rng=rng)
         return self.from_normals(rng.standard_normal((int(n), self.dim + 1)))
 
     def __repr__(self) -> str:

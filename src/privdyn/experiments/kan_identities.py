@@ -209,10 +209,10 @@ def _setup(config: _KanRunConfig, lam: float) -> _Setup:
                   c_priv=c_priv, noise_bound=z, sufficient_radius=sufficient, projection_radius=radius)
 
 
-def _model(config: _KanRunConfig, d: int, generator: np.random.Generator) -> tuple[KAN, np.ndarray]:
-    model = KAN.initialize(d=d, width=config.width, generator=generator, grid_size=config.grid_size,
+def _model(config: _KanRunConfig, d: int, init_rng: np.random.Generator) -> tuple[KAN, np.ndarray]:
+    model = KAN.initialize(d=d, width=config.width, rng=init_rng, grid_size=config.grid_size,
                            activation=config.activation)
-    return model, model.initial_parameters(generator)
+    return model, model.initial_parameters(init_rng)
 
 
 def _event_margins(model: KAN, failure_prob: float) -> dict[str, float]:
@@ -274,9 +274,9 @@ def _identity_run(config: IdentitiesConfig, lam: float, seed: int, run: int) -> 
     noise = step_normals(seed, key, run=run)
     eta, c, b, t_max = setup.step_size, setup.c_priv, config.batch_size, config.num_steps
     result = dpsgd(model, w0, x, y, num_steps=t_max, step_size=eta, batch_size=b,
-                   sampling_generator=rng.generator(seed, key, run_index=run, purpose="sampling"), clip=setup.clip,
+                   sampling_rng=rng.generator(seed, key, run_index=run, purpose="sampling"), clip=setup.clip,
                    noise_multiplier=config.noise_multiplier, noise_correlation=lam,
-                   projection_radius=setup.projection_radius, noise_source=noise, log_every=t_max,
+                   projection_radius=setup.projection_radius, noise_rng=noise, log_every=t_max,
                    log_train_loss=False, keep_iterates=True)
     iterates = result.iterates
     # The direct computation: the fixed-size sampler's batches (one choice without replacement per step, from an
@@ -371,7 +371,7 @@ def _enumeration(config: IdentitiesConfig, seed: int) -> dict[str, Any]:
     # P(i, j in B) = B (B - 1) / (n (n - 1)), estimated from its batches.
     b_s = min(config.batch_size, n - 1)
     sampler = sample_batches("fixed_size", n=n, batch_size=b_s,
-                             generator=rng.generator(seed, "kan-identities/sampler", purpose="sampling"))
+                             rng=rng.generator(seed, "kan-identities/sampler", purpose="sampling"))
     indicator = np.zeros((config.sampler_draws, n))
     distinct = True
     for r in range(config.sampler_draws):
@@ -640,9 +640,9 @@ def _stability_seed(config: StabilityConfig, lam: float, seed: int, draw: int) -
 
     def train(xs: np.ndarray, ys: np.ndarray, log_loss: bool):
         return dpsgd(model, w0, xs, ys, num_steps=t_max, step_size=eta, batch_size=b,
-                     sampling_generator=rng.generator(seed, key, run_index=draw, purpose="sampling"), clip=setup.clip,
+                     sampling_rng=rng.generator(seed, key, run_index=draw, purpose="sampling"), clip=setup.clip,
                      noise_multiplier=config.noise_multiplier, noise_correlation=lam,
-                     projection_radius=setup.projection_radius, noise_source=noise, log_every=1,
+                     projection_radius=setup.projection_radius, noise_rng=noise, log_every=1,
                      log_train_loss=log_loss, keep_iterates=True)
 
     base = train(x, y, True)

@@ -125,7 +125,7 @@ def t_interval(values: Any) -> tuple[float, float, float, float]:
 
 def reference_clipped_sgd(model: KAN, initial_params: np.ndarray, x: np.ndarray, y: np.ndarray, *, num_steps: int,
                           step_size: float, batch_size: int, clip: float,
-                          sampling_generator: np.random.Generator) -> np.ndarray:
+                          sampling_rng: np.random.Generator) -> np.ndarray:
     """Non-private clipped mini-batch SGD written out example by example (Algorithm 1 with kappa = 0, R* = inf).
 
     Every step draws ``batch_size`` distinct indices uniformly (``Generator.choice(n, B, replace=False)``), forms
@@ -135,7 +135,7 @@ def reference_clipped_sgd(model: KAN, initial_params: np.ndarray, x: np.ndarray,
     params = np.array(initial_params, dtype=np.float64)
     n = y.size
     for _ in range(num_steps):
-        index = sampling_generator.choice(n, size=batch_size, replace=False)
+        index = sampling_rng.choice(n, size=batch_size, replace=False)
         total = np.zeros_like(params)
         for i in index:
             g = model.single_example_gradient(params, x[i], float(y[i]))
@@ -295,7 +295,7 @@ class Fig1Left(Experiment):
         x_tr, y_tr, x_te, y_te, _ = _split_dataset(ds, config.test_fraction, seed)
         n = y_tr.size
         init = generator(seed, unit.key, purpose="data")
-        model = KAN.initialize(d=x_tr.shape[1], width=config.width, generator=init, grid_size=config.grid_size,
+        model = KAN.initialize(d=x_tr.shape[1], width=config.width, rng=init, grid_size=config.grid_size,
                                spline_order=config.spline_order, activation=config.activation)
         w0 = model.initial_parameters(init)
         noise = counter_stream(seed, unit.key, purpose="noise")
@@ -303,8 +303,8 @@ class Fig1Left(Experiment):
         def train(kappa: float, lam: float) -> tuple[float, float, np.ndarray]:
             res = dpsgd(model, w0, x_tr, y_tr, num_steps=config.num_steps, step_size=config.step_size,
                         batch_size=config.batch_size, clip=config.clip, noise_multiplier=kappa,
-                        noise_correlation=lam, sampling_generator=generator(seed, unit.key, purpose="sampling"),
-                        noise_source=noise if kappa > 0 else None, log_train_loss=False)
+                        noise_correlation=lam, sampling_rng=generator(seed, unit.key, purpose="sampling"),
+                        noise_rng=noise if kappa > 0 else None, log_train_loss=False)
             accuracy = float(np.mean(np.where(model.forward(res.params, x_te) >= 0, 1.0, -1.0) == y_te))
             return accuracy, res.clip_fraction, res.params
 
@@ -326,10 +326,10 @@ class Fig1Left(Experiment):
             steps = min(config.num_steps, REFERENCE_STEPS)
             ref = reference_clipped_sgd(model, w0, x_tr, y_tr, num_steps=steps, step_size=config.step_size,
                                         batch_size=config.batch_size, clip=config.clip,
-                                        sampling_generator=generator(seed, unit.key, purpose="sampling"))
+                                        sampling_rng=generator(seed, unit.key, purpose="sampling"))
             short = dpsgd(model, w0, x_tr, y_tr, num_steps=steps, step_size=config.step_size,
                           batch_size=config.batch_size, clip=config.clip, noise_multiplier=0.0,
-                          sampling_generator=generator(seed, unit.key, purpose="sampling"),
+                          sampling_rng=generator(seed, unit.key, purpose="sampling"),
                           log_train_loss=False).params
             out["reference"] = {"relative_params_error": float(np.linalg.norm(ref - short) / np.linalg.norm(ref)),
                                 "num_steps": steps}
@@ -675,7 +675,7 @@ class Bounds(Experiment):
         data = generator(seed, data_key, purpose="data")
         x, y = _synthetic(n, config.d, data)
         x_te, y_te = _synthetic(config.n_test, config.d, data)
-        model = KAN.initialize(d=config.d, width=config.width, generator=data, grid_size=config.grid_size,
+        model = KAN.initialize(d=config.d, width=config.width, rng=data, grid_size=config.grid_size,
                                spline_order=config.spline_order, activation=config.activation)
         w0 = model.initial_parameters(data)
         b, t, eta = config.schedule(cor, n)
@@ -703,8 +703,8 @@ class Bounds(Experiment):
             out["comparator_loss"] = comparator_loss
         res = dpsgd(model, w0, x, y, num_steps=t, step_size=eta, batch_size=b, clip=config.clip,
                     noise_multiplier=kappa, noise_correlation=lam, projection_radius=radius,
-                    sampling_generator=generator(seed, unit.key, purpose="sampling"),
-                    noise_source=counter_stream(seed, unit.key, purpose="noise") if kappa > 0 else None,
+                    sampling_rng=generator(seed, unit.key, purpose="sampling"),
+                    noise_rng=counter_stream(seed, unit.key, purpose="noise") if kappa > 0 else None,
                     log_train_loss=False, keep_iterates=True)
         every = max(1, t // config.num_eval_points)
         steps = np.arange(0, t, every)

@@ -34,6 +34,7 @@ import numpy as np
 from scipy import special
 
 from privdyn import _check
+from privdyn._deprecation import renamed_arguments
 from privdyn.models.bspline import BSplineBasis
 
 __all__ = [
@@ -202,15 +203,16 @@ class KAN:
             _check.positive(input_norm_bound=self.input_norm_bound)
 
     @classmethod
-    def initialize(cls, *, d: int, width: int, generator: np.random.Generator, grid_size: int = 5,
+    @renamed_arguments(generator="rng")
+    def initialize(cls, *, d: int, width: int, rng: np.random.Generator, grid_size: int = 5,
                    spline_order: int = 3, activation: str = "sigmoid", interval: tuple[float, float] = (-1.0, 1.0),
                    input_norm_bound: float | None = 1.0) -> KAN:
-        """A KAN with a fresh frozen second layer ``c ~ N(0, I_{width * p})`` drawn from ``generator``."""
+        """A KAN with a fresh frozen second layer ``c ~ N(0, I_{width * p})`` drawn from ``rng`` (``generator`` is its
+        deprecated name)."""
         _check.integer(minimum=1, d=d, width=width, grid_size=grid_size)
-        if not isinstance(generator, np.random.Generator):
-            raise TypeError(f"generator must be a numpy.random.Generator; got {type(generator).__name__}.")
+        _check.generator(rng=rng)
         basis = BSplineBasis(grid_size=grid_size, spline_order=spline_order, interval=interval)
-        c = generator.standard_normal((int(width), basis.num_basis))
+        c = rng.standard_normal((int(width), basis.num_basis))
         return cls(d=d, second_layer=c, basis=basis, activation=_activation_of(activation),
                    input_norm_bound=input_norm_bound)
 
@@ -236,11 +238,11 @@ class KAN:
         """``m d p``, the noise dimension of DP-SGD."""
         return self.width * self.d * self.num_basis
 
-    def initial_parameters(self, generator: np.random.Generator) -> np.ndarray:
+    @renamed_arguments(generator="rng")
+    def initial_parameters(self, rng: np.random.Generator) -> np.ndarray:
         """``W_0 ~ N(0, I_{m d p})`` (no fan-in scaling: the ``1/sqrt(d)``, ``1/sqrt(m)`` factors do the scaling)."""
-        if not isinstance(generator, np.random.Generator):
-            raise TypeError(f"generator must be a numpy.random.Generator; got {type(generator).__name__}.")
-        return generator.standard_normal(self.parameter_shape)
+        _check.generator(rng=rng)
+        return rng.standard_normal(self.parameter_shape)
 
     # -- evaluation -----------------------------------------------------------------------------------------------
 

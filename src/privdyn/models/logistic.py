@@ -13,6 +13,7 @@ import dataclasses
 import numpy as np
 
 from privdyn import _check
+from privdyn._deprecation import renamed_arguments
 from privdyn.models.kan import logistic_loss, logistic_loss_derivative, validate_labels
 
 __all__ = ["LogisticRegression"]
@@ -44,8 +45,9 @@ class LogisticRegression:
     def num_parameters(self) -> int:
         return self.d
 
-    def initial_parameters(self, generator: np.random.Generator | None = None) -> np.ndarray:
-        """``w_0 = 0`` (the convex problem needs no random start; ``generator`` is accepted for the interface)."""
+    @renamed_arguments(generator="rng")
+    def initial_parameters(self, rng: np.random.Generator | None = None) -> np.ndarray:
+        """``w_0 = 0`` (the convex problem needs no random start; ``rng`` is accepted for the interface)."""
         return np.zeros(self.parameter_shape)
 
     def validate_inputs(self, x: np.ndarray) -> np.ndarray:

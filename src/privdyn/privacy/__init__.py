@@ -6,7 +6,9 @@ as namespaces (``privdyn.privacy.langevin``, ``privdyn.privacy.hsgd``, ...). Whe
 (the hsgd accountant's ``rdp_epsilon``), the flat name carries the paper key (``hsgd_rdp_epsilon``), and the
 dpgd paper's amplification-by-iteration calibration is ``dpgd_noise_calibration`` / ``dpgd_privacy_level``.
 :func:`dpsgd_epsilon` and :func:`dpsgd_noise_multiplier` are the entry points for DP-SGD runs: they account only
-what is on the allow-list (:data:`ALLOW_LIST`) and refuse everything else.
+what is on the allow-list (:data:`ALLOW_LIST`) and refuse everything else. The step normals that drive the
+correlated-noise streams are random streams: :class:`privdyn.rng.StepNormals` and :func:`privdyn.rng.step_normals`
+(still importable from ``privdyn.privacy.correlated``).
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "hsgd": ("ExactSGDLaw", "NeighboringLaws", "NeighboringPairs", "exact_sgd_law", "exact_sgd_renyi", "sgd_grid_law"),
     "iteration": ("epsilon_to_rho", "rho_to_epsilon", "rho_to_zcdp"),
     "correlated": (
-        "BandedInverse", "BufferedToeplitz", "Independent", "LambdaCGD", "NoiseStream", "SquareRoot", "StepNormals",
-        "Strategy", "Toeplitz", "prefix_sum_max_error", "prefix_sum_rmse", "step_normals",
+        "BandedInverse", "BufferedToeplitz", "Independent", "LambdaCGD", "NoiseStream", "SquareRoot", "Strategy",
+        "Toeplitz", "prefix_sum_max_error", "prefix_sum_rmse",
     ),
     "correlated_calibration": (
         "F12_CONSTANTS", "epsilon_dp_accounting", "noise_multiplier_dp_accounting", "noise_multiplier_theorem_d9",
@@ -106,13 +108,11 @@ if TYPE_CHECKING:
     from privdyn.privacy.correlated import LambdaCGD as LambdaCGD
     from privdyn.privacy.correlated import NoiseStream as NoiseStream
     from privdyn.privacy.correlated import SquareRoot as SquareRoot
-    from privdyn.privacy.correlated import StepNormals as StepNormals
     from privdyn.privacy.correlated import Strategy as Strategy
     from privdyn.privacy.correlated import Toeplitz as Toeplitz
     from privdyn.privacy.correlated import prefix_sum_max_error as prefix_sum_max_error
     from privdyn.privacy.correlated import prefix_sum_rmse as prefix_sum_rmse
     from privdyn.privacy.correlated import sensitivity as correlated_sensitivity  # noqa: F401 - re-exported under this name
-    from privdyn.privacy.correlated import step_normals as step_normals
     from privdyn.privacy.correlated_calibration import F12_CONSTANTS as F12_CONSTANTS
     from privdyn.privacy.correlated_calibration import SAMPLERS as DP_ACCOUNTING_SAMPLERS  # noqa: F401 - re-exported under this name
     from privdyn.privacy.correlated_calibration import epsilon_dp_accounting as epsilon_dp_accounting

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import abc
 import functools
-import hashlib
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -43,7 +42,8 @@ import numpy as np
 
 from privdyn import _check
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
-from privdyn.rng import CounterStream, counter_stream
+from privdyn.rng import _KEY_TAG, CounterStream, StepNormals, counter_stream, step_normals  # noqa: F401 - re-exported
+from privdyn.rng import as_step_normals as _as_source
 
 __all__ = [
     "StepNormals",
@@ -64,94 +64,6 @@ __all__ = [
 DEFAULT_CHUNK_SIZE = 32768
 """Entries processed per inner step of a stream (a few hundred kB of scratch, cache-resident)."""
 
-# The second word of the Philox key: separates these streams from every other use of a CounterStream key.
-_KEY_TAG = int.from_bytes(hashlib.sha256(b"privdyn.privacy.correlated.StepNormals.v1").digest()[:8], "little")
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Counter-based standard normals addressed by step
-# ---------------------------------------------------------------------------------------------------------------
-
-
-class StepNormals:
-    """Standard normals ``Z_t`` of each step ``t >= 1``: a pure function of (key, run, t), regenerable at will.
-
-    Step ``t`` of run ``r`` is the output of NumPy's Philox4x64-10 bit generator with the 128-bit key
-    ``(key, tag)`` and counter ``(0, 0, t, r)``, turned into normals by NumPy's Ziggurat sampler. Different steps
-    (and runs) start 2**128 blocks apart, so their streams never overlap; a step's numbers can be drawn in
-    consecutive pieces (each piece continues the same stream), which lets a stream regenerate ``Z_{t-1}`` chunk by
-    chunk with no parameter-sized scratch.
-
-    Build one from a :class:`privdyn.rng.CounterStream` (:meth:`from_counter_stream`, or :func:`step_normals`
-    from a seed), so that the key follows privdyn's SHA-256 stream identifiers.
-
-    Args:
-        key: a 64-bit integer key.
-        run: the run index (>= 0), e.g. the global run index of a simulator vectorized over runs.
-    """
-
-    __slots__ = ("_key", "_run")
-
-    def __init__(self, key: int, run: int = 0) -> None:
-        _check.integer(minimum=0, key=key, run=run)
-        if int(key) >= 2**64 or int(run) >= 2**64:
-            raise ValueError(f"key and run must be < 2**64; got key={key!r}, run={run!r}.")
-        self._key = int(key)
-        self._run = int(run)
-
-    @classmethod
-    def from_counter_stream(cls, stream: CounterStream, run: int = 0) -> StepNormals:
-        """The step normals of run ``run`` of ``stream`` (its 64-bit key; run offset by ``stream.first_run``)."""
-        if not isinstance(stream, CounterStream):
-            raise TypeError(f"stream must be a privdyn.rng.CounterStream; got {type(stream).__name__}.")
-        _check.integer(minimum=0, run=run)
-        key = int(stream.key[0]) | (int(stream.key[1]) << 32)
-        return cls(key, stream.first_run + int(run))
-
-    @property
-    def key(self) -> int:
-        return self._key
-
-    @property
-    def run(self) -> int:
-        return self._run
-
-    def generator(self, step: int) -> np.random.Generator:
-        """A generator positioned at the start of step ``step``'s normals (``step >= 1``)."""
-        _check.integer(minimum=1, step=step)
-        return self._reset(np.random.Generator(np.random.Philox(0)), int(step))
-
-    def _reset(self, generator: np.random.Generator, step: int) -> np.random.Generator:
-        """Position an existing Philox-backed generator at the start of ``step`` (as :meth:`generator` builds it)."""
-        generator.bit_generator.state = {
-            "bit_generator": "Philox",
-            "state": {"counter": np.array([0, 0, step, self._run], dtype=np.uint64),
-                      "key": np.array([self._key, _KEY_TAG], dtype=np.uint64)},
-            "buffer": np.zeros(4, dtype=np.uint64), "buffer_pos": 4, "has_uint32": 0, "uinteger": 0,
-        }
-        return generator
-
-    def draw(self, step: int, size: int) -> np.ndarray:
-        """``Z_step``: ``size`` standard normals (float64)."""
-        _check.integer(minimum=0, size=size)
-        return self.generator(step).standard_normal(int(size))
-
-    def __repr__(self) -> str:
-        return f"StepNormals(key={self._key:#018x}, run={self._run})"
-
-
-def step_normals(seed: int, unit_key: str = "", *, run: int = 0) -> StepNormals:
-    """The :class:`StepNormals` of the privacy-noise stream ``(seed, unit_key)`` (see :mod:`privdyn.rng`)."""
-    return StepNormals.from_counter_stream(counter_stream(seed, unit_key, purpose="noise"), run)
-
-
-def _as_source(source: Any) -> StepNormals:
-    if isinstance(source, StepNormals):
-        return source
-    if isinstance(source, CounterStream):
-        return StepNormals.from_counter_stream(source)
-    raise TypeError("source must be a privdyn.privacy.correlated.StepNormals or a privdyn.rng.CounterStream; "
-                    f"got source of type {type(source).__name__}.")
 
 
 # ---------------------------------------------------------------------------------------------------------------
