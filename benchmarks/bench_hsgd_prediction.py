@@ -22,7 +22,8 @@ from privdyn.algorithms.noisy_sgd import simulate_noisy_sgd
 from privdyn.benchmarking import Benchmark
 from privdyn.data.hsgd_design import UniformDesign, hsgd_problem
 from privdyn.dynamics import hsgd
-from privdyn.experiments.hsgd_risk import bonferroni_z, paper_setting
+from privdyn.experiments.hsgd_risk import paper_setting
+from privdyn.experiments.results import bonferroni_z
 from privdyn.schedules import Constant
 
 D, N, NUM_RUNS = 1000, 1500, 200

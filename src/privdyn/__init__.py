@@ -26,8 +26,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spectra": ("Spectrum",),
     "schedules": ("Constant", "Custom", "Harmonic", "LearningRate", "Polynomial"),
 }
-_SUBMODULES = ("algorithms", "bounds", "data", "dynamics", "experiments", "models", "privacy", "rng", "schedules",
-               "spectra", "tuning")
+_SUBMODULES = ("algorithms", "bounds", "data", "dynamics", "experiments", "hsgd_problem", "models", "privacy",
+               "reference", "rng", "schedules", "spectra", "tuning")
 
 _getattr, __dir__, _public = _lazy.attach(__name__, _EXPORTS, submodules=_SUBMODULES)
 __all__ = ["__version__", *_public]
@@ -52,8 +52,10 @@ if TYPE_CHECKING:
     from privdyn import data as data
     from privdyn import dynamics as dynamics
     from privdyn import experiments as experiments
+    from privdyn import hsgd_problem as hsgd_problem
     from privdyn import models as models
     from privdyn import privacy as privacy
+    from privdyn import reference as reference
     from privdyn import rng as rng
     from privdyn import schedules as schedules
     from privdyn import spectra as spectra

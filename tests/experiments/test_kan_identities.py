@@ -57,14 +57,14 @@ def test_identities_contract_and_invariants(identities):
 
 
 def test_identity_check_fails_when_an_iterate_is_perturbed(monkeypatch):
-    engine = ki.dpsgd
+    engine = ki.identities.dpsgd
 
     def perturbed(*args, **kwargs):
         result = engine(*args, **kwargs)
         result.iterates[3] += 1e-9  # far below the noise (~1e-4 per coordinate), far above rounding
         return result
 
-    monkeypatch.setattr(ki, "dpsgd", perturbed)
+    monkeypatch.setattr(ki.identities, "dpsgd", perturbed)
     result = run("kan-identities", noise_correlations=[0.5], num_runs=1)
     assert checks_named(result, "shifted_iterate_recursion")[0]["passed"] is False
     assert checks_named(result, "lemma_c1_expansion")[0]["passed"] is False
@@ -102,13 +102,13 @@ def test_stability_contract_and_bound(stability):
 
 
 def test_stability_check_fails_when_the_bound_constant_is_wrong(monkeypatch):
-    constants = ki.kb.stability_constants
+    constants = ki.stability.kb.stability_constants
 
     def shrunk(*args, **kwargs):
         a, b = constants(*args, **kwargs)
         return a, b * 1e-6
 
-    monkeypatch.setattr(ki.kb, "stability_constants", shrunk)
+    monkeypatch.setattr(ki.stability.kb, "stability_constants", shrunk)
     # a small delta_stab and radius so that 2 R* delta_stab cannot cover the shrunken first term
     result = run("kan-stability", noise_correlations=[0.5], n=8, num_steps=10, num_seeds=4, seeds_per_unit=4,
                  width=16, failure_prob=1e-4, projection_radius=0.05)

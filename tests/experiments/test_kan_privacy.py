@@ -120,7 +120,7 @@ def test_fig1_right_few_coordinates_give_findings_only():
 
 
 def test_fig1_right_invariant_fails_for_a_wrong_noise_stream(monkeypatch):
-    monkeypatch.setattr(kan_privacy, "LambdaCGD", lambda lam: LambdaCGD(0.9 * lam))
+    monkeypatch.setattr(kan_privacy.fig1_right, "LambdaCGD", lambda lam: LambdaCGD(0.9 * lam))
     result = run(FIG, noise_correlations=[0.5], num_steps=60, num_coordinates=10_000)
     (check,) = checks_named(result, "cumulative_variance_matches_closed_form")
     assert check["passed"] is False

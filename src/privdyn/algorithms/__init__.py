@@ -15,6 +15,7 @@ from privdyn import _lazy
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "dpgd": ("DPGDHyperparameters", "DPGDSimulation", "simulate_dpgd"),
+    "homogenized_sde": ("simulate_homogenized_sde",),
     "dpsgd": ("DPSGD", "DPSGDLog", "DPSGDResult", "PerExampleGradientModel", "SAMPLERS", "sample_batches"),
     "noisy_gd": (
         "Box", "L2Ball", "LeastSquaresLoss", "LogisticLoss", "Loss", "Projection", "QuadraticLoss", "Unconstrained",
@@ -27,13 +28,14 @@ _ALIASES: dict[str, tuple[str, str]] = {
     "run_noisy_sgd": ("noisy_sgd", "noisy_sgd"),
     "simulate_noisy_gd": ("noisy_gd", "noisy_gd"),
 }
-_SUBMODULES = ("dpgd", "dpsgd", "noisy_gd", "noisy_sgd")
+_SUBMODULES = ("dpgd", "dpsgd", "homogenized_sde", "noisy_gd", "noisy_sgd")
 
 __getattr__, __dir__, __all__ = _lazy.attach(__name__, _EXPORTS, aliases=_ALIASES, submodules=_SUBMODULES)
 
 if TYPE_CHECKING:
     from privdyn.algorithms import dpgd as dpgd
     from privdyn.algorithms import dpsgd as dpsgd
+    from privdyn.algorithms import homogenized_sde as homogenized_sde
     from privdyn.algorithms import noisy_gd as noisy_gd
     from privdyn.algorithms import noisy_sgd as noisy_sgd
     from privdyn.algorithms.dpgd import DPGDHyperparameters as DPGDHyperparameters
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from privdyn.algorithms.dpsgd import PerExampleGradientModel as PerExampleGradientModel
     from privdyn.algorithms.dpsgd import dpsgd as run_dpsgd  # noqa: F401 - re-exported under this name
     from privdyn.algorithms.dpsgd import sample_batches as sample_batches
+    from privdyn.algorithms.homogenized_sde import simulate_homogenized_sde as simulate_homogenized_sde
     from privdyn.algorithms.noisy_gd import Box as Box
     from privdyn.algorithms.noisy_gd import L2Ball as L2Ball
     from privdyn.algorithms.noisy_gd import LeastSquaresLoss as LeastSquaresLoss

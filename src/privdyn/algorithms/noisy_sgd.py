@@ -57,7 +57,7 @@ from privdyn import _check
 from privdyn._deprecation import renamed_arguments
 from privdyn.data.hsgd_design import UniformDesign
 from privdyn.data.synthetic import SyntheticDesign
-from privdyn.dynamics.hsgd import HSGDProblem, RiskCurve, X0Policy
+from privdyn.hsgd_problem import HSGDProblem, RiskCurve, X0Policy
 from privdyn.rng import generator
 from privdyn.schedules import LearningRate
 

@@ -44,7 +44,7 @@ from scipy import special
 
 from privdyn import _check
 from privdyn.data.synthetic import SyntheticDesign
-from privdyn.dynamics.hsgd import HSGDProblem, X0Policy
+from privdyn.hsgd_problem import HSGDProblem, X0Policy
 from privdyn.schedules import LearningRate, OutsideTheoryWarning
 from privdyn.spectra import Spectrum, isotropic_target
 

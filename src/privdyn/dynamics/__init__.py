@@ -14,7 +14,7 @@ from privdyn import _lazy
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "dpgd": (
         "ODESolverError", "RiskTrajectory", "clipping_factors", "final_jump", "final_private_risk",
-        "isotropic_risk_ode", "sandwich_bounds", "simulate_homogenized_sde", "solve_risk_ode",
+        "isotropic_risk_ode", "sandwich_bounds", "solve_risk_ode",
     ),
     "hsgd": (
         "HSGDLaw", "HSGDProblem", "RiskCurve", "RiskLimit", "X0Policy", "isotropic_risk", "kernel_mass",
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from privdyn.dynamics.dpgd import final_private_risk as final_private_risk
     from privdyn.dynamics.dpgd import isotropic_risk_ode as isotropic_risk_ode
     from privdyn.dynamics.dpgd import sandwich_bounds as sandwich_bounds
-    from privdyn.dynamics.dpgd import simulate_homogenized_sde as simulate_homogenized_sde
     from privdyn.dynamics.dpgd import solve_risk_ode as solve_risk_ode
     from privdyn.dynamics.hsgd import HSGDLaw as HSGDLaw
     from privdyn.dynamics.hsgd import HSGDProblem as HSGDProblem

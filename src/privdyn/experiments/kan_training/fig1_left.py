@@ -1,0 +1,338 @@
+"""Figure 1 (left) of the kan paper (arXiv 2605.12648): accuracy versus the noise correlation on bundled data
+(``kan-fig1-left``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privdyn.algorithms.dpsgd import dpsgd
+from privdyn.experiments.base import Experiment, Findings, Unit
+from privdyn.experiments.kan_training.common import (
+    INVARIANT,
+    PANELS,
+    PAPER,
+    REFERENCE_RTOL,
+    REFERENCE_STEPS,
+    Fig1LeftConfig,
+    _dp_accounting_kappa,
+    _f12_applies,
+    _kan_params,
+    _split_dataset,
+    f12_noise_multiplier_reference,
+    reference_clipped_sgd,
+    t_interval,
+)
+from privdyn.experiments.naming import json_number, unit_key
+from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.experiments.results import (
+    Check,
+    CheckKind,
+    Metric,
+    Series,
+    Table,
+    check_close,
+    check_not_applicable,
+    check_ordering,
+    finding,
+)
+from privdyn.models.kan import KAN
+from privdyn.privacy import correlated_calibration as cal
+from privdyn.rng import counter_stream, generator
+
+__all__ = ["Fig1Left"]
+
+
+class Fig1Left(Experiment):
+    name = "kan-fig1-left"
+    paper_key = "kan"
+    title = "Test accuracy of DP-SGD with lambda-correlated noise against lambda, per epsilon (KAN, offline data)"
+    paper = f"{PAPER}, Figure 1 (left; reproduced there from Kalinin et al. 2026a, arXiv 2601.22334)"
+    description = ("KAN trained by Algorithm 1 on breast cancer and digits 1-vs-7 (||x|| <= 1): accuracy vs lambda for "
+                   "several epsilon, (a) one kappa for all lambda, (b) kappa from Theorem F.12 / dp-accounting.")
+    config_class = Fig1LeftConfig
+
+    def units(self, config: Fig1LeftConfig) -> list[Unit]:
+        return [Unit(unit_key(dataset=ds, seed_index=i), {"dataset": ds, "seed_index": i})
+                for ds in config.datasets for i in range(config.num_seeds)]
+
+    @staticmethod
+    def _privacy(config: Fig1LeftConfig, n: int) -> dict[tuple[str, float, float], dict[str, Any]]:
+        """(panel, epsilon, lambda) -> kappa and its labels; panel (b) omits lambda > 0 where F.12 does not apply."""
+        out: dict[tuple[str, float, float], dict[str, Any]] = {}
+        b, t = config.batch_size, config.num_steps
+        for eps in config.epsilons:
+            k0 = _dp_accounting_kappa(n, b, t, eps, config.delta)
+            zero = {"noise_multiplier": k0, "accountant": "dp_accounting", "neighboring": "replace_one",
+                    "guarantee": "bound"}
+            applies, _ = _f12_applies(n, b, t, eps, config.delta)
+            for lam in config.noise_correlations:
+                out[("same_noise", eps, lam)] = dict(zero)
+                if lam == 0.0:
+                    out[("calibrated", eps, lam)] = dict(zero)
+                elif applies:
+                    k = cal.noise_multiplier_theorem_f12(lam, n=n, batch_size=b, num_steps=t, epsilon=eps,
+                                                         delta=config.delta)
+                    out[("calibrated", eps, lam)] = {"noise_multiplier": float(k), "accountant": "theorem_f12",
+                                                     "neighboring": "zero_out", "guarantee": "bound"}
+        return out
+
+    def compute_unit(self, config: Fig1LeftConfig, unit: Unit, seed: int) -> dict[str, Any]:
+        ds, index = unit.params["dataset"], unit.params["seed_index"]
+        x_tr, y_tr, x_te, y_te, _ = _split_dataset(ds, config.test_fraction, seed)
+        n = y_tr.size
+        init = generator(seed, unit.key, purpose="data")
+        model = KAN.initialize(d=x_tr.shape[1], width=config.width, rng=init, grid_size=config.grid_size,
+                               spline_order=config.spline_order, activation=config.activation)
+        w0 = model.initial_parameters(init)
+        noise = counter_stream(seed, unit.key, purpose="noise")
+
+        def train(kappa: float, lam: float) -> tuple[float, float, np.ndarray]:
+            res = dpsgd(model, w0, x_tr, y_tr, num_steps=config.num_steps, step_size=config.step_size,
+                        batch_size=config.batch_size, clip=config.clip, noise_multiplier=kappa,
+                        noise_correlation=lam, sampling_rng=generator(seed, unit.key, purpose="sampling"),
+                        noise_rng=noise if kappa > 0 else None, log_train_loss=False)
+            accuracy = float(np.mean(np.where(model.forward(res.params, x_te) >= 0, 1.0, -1.0) == y_te))
+            return accuracy, res.clip_fraction, res.params
+
+        runs = []
+        done: dict[tuple[float, float], tuple[float, float]] = {}
+        for (panel, eps, lam), priv in self._privacy(config, n).items():
+            key = (priv["noise_multiplier"], lam)
+            if key not in done:
+                acc, frac, _ = train(*key)
+                done[key] = (acc, frac)
+            runs.append({"panel": panel, "epsilon": eps, "noise_correlation": lam, "accuracy": done[key][0],
+                         "clip_fraction": done[key][1]})
+        acc0, frac0, params0 = train(0.0, 0.0)
+        acc_lam, _, params_lam = train(0.0, max(config.noise_correlations))
+        out: dict[str, Any] = {"runs": runs, "nonprivate_accuracy": acc0, "nonprivate_clip_fraction": frac0,
+                               "nonprivate_max_lambda_params_diff": float(np.max(np.abs(params_lam - params0))),
+                               "nonprivate_max_lambda_accuracy": acc_lam}
+        if index == 0:
+            steps = min(config.num_steps, REFERENCE_STEPS)
+            ref = reference_clipped_sgd(model, w0, x_tr, y_tr, num_steps=steps, step_size=config.step_size,
+                                        batch_size=config.batch_size, clip=config.clip,
+                                        sampling_rng=generator(seed, unit.key, purpose="sampling"))
+            short = dpsgd(model, w0, x_tr, y_tr, num_steps=steps, step_size=config.step_size,
+                          batch_size=config.batch_size, clip=config.clip, noise_multiplier=0.0,
+                          sampling_rng=generator(seed, unit.key, purpose="sampling"),
+                          log_train_loss=False).params
+            out["reference"] = {"relative_params_error": float(np.linalg.norm(ref - short) / np.linalg.norm(ref)),
+                                "num_steps": steps}
+        return out
+
+    def assemble(self, config: Fig1LeftConfig, outputs: Mapping[str, Mapping[str, Any]], *, seed: int,
+                 quick: bool) -> Findings:
+        series: list[Series] = []
+        metrics: list[Metric] = []
+        checks: list[Check] = []
+        rows: list[list[Any]] = []
+        lams = sorted(config.noise_correlations)
+        for ds in config.datasets:
+            x_tr, y_tr, x_te, _, rescaled = _split_dataset(ds, config.test_fraction, seed)
+            n, n_test, dim = y_tr.size, x_te.shape[0], x_tr.shape[1]
+            units = [outputs[unit_key(dataset=ds, seed_index=i)] for i in range(config.num_seeds)]
+            privacy = self._privacy(config, n)
+            common = {"dataset": ds, "n": n, "n_test": n_test, "d": dim, "test_fraction": config.test_fraction,
+                      "test_rows_rescaled": rescaled, "batch_size": config.batch_size,
+                      "sampling_prob": config.batch_size / n, "num_steps": config.num_steps,
+                      "step_size": config.step_size, "clip": config.clip, "delta": config.delta,
+                      "num_seeds": config.num_seeds, "method": "simulation", **_kan_params(config)}
+            # accuracy and clip fraction per (panel, eps, lambda) over seeds
+            table: dict[tuple[str, float, float], dict[str, Any]] = {}
+            for (panel, eps, lam), priv in privacy.items():
+                acc = [next(r for r in u["runs"] if (r["panel"], r["epsilon"], r["noise_correlation"])
+                            == (panel, eps, lam))["accuracy"] for u in units]
+                frac = [next(r for r in u["runs"] if (r["panel"], r["epsilon"], r["noise_correlation"])
+                             == (panel, eps, lam))["clip_fraction"] for u in units]
+                mean, se, lo, hi = t_interval(acc)
+                lo, hi = max(lo, 0.0), min(hi, 1.0)  # an accuracy lies in [0, 1]
+                table[(panel, eps, lam)] = {"acc": np.asarray(acc), "mean": mean, "se": se, "low": lo, "high": hi,
+                                            "clip_fraction": float(np.mean(frac)), **priv}
+                rows.append([ds, panel, json_number(eps), json_number(lam), priv["noise_multiplier"],
+                             priv["accountant"], priv["neighboring"], priv["guarantee"], mean, se, lo, hi,
+                             float(np.mean(frac))])
+                params = {**common, "panel": panel, "epsilon": eps, "noise_correlation": lam}
+                metrics.append(Metric(name="clip_fraction", params=params, value=float(np.mean(frac))))
+            for panel in PANELS:
+                for eps in config.epsilons:
+                    groups = ([("all", lams)] if panel == "same_noise"
+                              else [("zero", [0.0]), ("positive", [v for v in lams if v > 0])])
+                    for part, values in groups:
+                        values = [v for v in values if (panel, eps, v) in table]
+                        if not values:
+                            continue
+                        first = table[(panel, eps, values[0])]
+                        params = {**common, "panel": panel, "epsilon": eps, "accountant": first["accountant"],
+                                  "neighboring": first["neighboring"], "guarantee": first["guarantee"]}
+                        if panel == "same_noise":
+                            params["noise_multiplier"] = first["noise_multiplier"]
+                            params["guarantee_holds_at"] = "noise_correlation = 0 only"
+                        cells = [table[(panel, eps, v)] for v in values]
+                        label = f"{ds} panel={panel} epsilon={json_number(eps)}" + (
+                            f" lambda={part}" if panel == "calibrated" else "")
+                        series.append(Series(
+                            name=f"{label} test accuracy", params={**params, "quantity": "test_accuracy"}, x=values,
+                            y=[c["mean"] for c in cells], y_low=[c["low"] for c in cells],
+                            y_high=[c["high"] for c in cells], standard_error=[c["se"] for c in cells],
+                            x_label="noise_correlation",
+                            y_label="test accuracy (mean, 95% t-interval over seeds, cut to [0, 1])"))
+                        series.append(Series(
+                            name=f"{label} noise multiplier", params={**params, "quantity": "noise_multiplier"},
+                            x=values, y=[c["noise_multiplier"] for c in cells], x_label="noise_correlation",
+                            y_label="noise_multiplier kappa"))
+                        series.append(Series(
+                            name=f"{label} clip fraction", params={**params, "quantity": "clip_fraction"},
+                            x=values, y=[c["clip_fraction"] for c in cells], x_label="noise_correlation",
+                            y_label="fraction of per-example gradients clipped"))
+                    checks.append(self._lambda_finding(ds, panel, eps, lams, table, config, n))
+            nonpriv = [u["nonprivate_accuracy"] for u in units]
+            mean, se, lo, hi = t_interval(nonpriv)
+            lo, hi = max(lo, 0.0), min(hi, 1.0)
+            series.append(Series(name=f"{ds} non-private test accuracy",
+                                 params={**common, "panel": "nonprivate", "noise_multiplier": 0.0,
+                                         "quantity": "test_accuracy"},
+                                 x=[0.0], y=[mean], y_low=[lo], y_high=[hi], standard_error=[se],
+                                 x_label="noise_correlation", y_label="test accuracy"))
+            metrics.append(Metric(name="nonprivate_test_accuracy", params={"dataset": ds}, value=mean))
+            metrics.append(Metric(name="nonprivate_clip_fraction", params={"dataset": ds},
+                                  value=float(np.mean([u["nonprivate_clip_fraction"] for u in units]))))
+            checks.extend(self._invariants(config, ds, n, units))
+        checks.append(check_not_applicable(
+            "figure1_left_moderate_lambda_wins", kind=CheckKind.PAPER_CLAIM,
+            claim="Figure 1 (left), reproduced from Kalinin et al. 2026a: at equal privacy, a moderate lambda beats "
+                  "lambda = 0, especially at larger epsilon, with a drop as lambda -> 1",
+            note="not testable here: equal privacy across lambda needs one tight accountant for lambda > 0 and "
+                 "lambda = 0 under one neighbouring relation; the paper's only lambda > 0 calibration (Theorem F.12, "
+                 "zero-out) makes kappa grow like (1 - lambda^T)/(1 - lambda), and its kappa^2 scales like r T where "
+                 "the lambda = 0 accountant's (replace-one) scales like r^2 T, so panel (b) compares different, "
+                 "unequally tight guarantees; panel (a) holds kappa fixed instead. "
+                 "See the interior_lambda_beats_zero findings."))
+        tables = [Table(name="accuracy_by_panel_epsilon_lambda",
+                        columns=["dataset", "panel", "epsilon", "noise_correlation", "noise_multiplier", "accountant",
+                                 "neighboring", "guarantee", "mean_accuracy", "standard_error", "ci_low", "ci_high",
+                                 "clip_fraction"], rows=rows)]
+        return Findings(series=series, tables=tables, metrics=metrics, checks=checks)
+
+    @staticmethod
+    def _lambda_finding(ds: str, panel: str, eps: float, lams: list[float], table: Mapping[tuple, Mapping[str, Any]],
+                        config: Fig1LeftConfig, n: int) -> Check:
+        name = f"interior_lambda_beats_zero dataset={ds} panel={panel} epsilon={json_number(eps)}"
+        claim = (f"{ds}, panel {panel}, epsilon={json_number(eps)}: does some lambda in (0, 1) give a higher mean test "
+                 "accuracy than lambda = 0 (Kalinin et al. 2026a's Figure 1 left shows a moderate lambda winning)?")
+        interior = [v for v in lams if v > 0 and (panel, eps, v) in table]
+        if not interior:
+            _, why = _f12_applies(n, config.batch_size, config.num_steps, eps, config.delta)
+            return check_not_applicable(name, kind=CheckKind.FINDING, claim=claim,
+                                        note=f"no lambda > 0 point in this panel: {why}")
+        zero = table[(panel, eps, 0.0)]
+        best = max(interior, key=lambda v: table[(panel, eps, v)]["mean"])
+        top = table[(panel, eps, best)]
+        diff = top["acc"] - zero["acc"]  # paired: the same seeds, batches and normals
+        d_mean, d_se, d_lo, d_hi = t_interval(diff)
+        beats = bool(top["mean"] > zero["mean"])
+        significant = bool(d_lo > 0)
+        note = (f"lambda* = {best:g}: accuracy {top['mean']:.4f} (95% CI [{top['low']:.4f}, {top['high']:.4f}], "
+                f"SE {top['se']:.3g}) vs lambda = 0: {zero['mean']:.4f} ([{zero['low']:.4f}, {zero['high']:.4f}], "
+                f"SE {zero['se']:.3g}); paired difference {d_mean:+.4f} (95% CI [{d_lo:+.4f}, {d_hi:+.4f}]) over "
+                f"{len(diff)} seeds; the best of {len(interior)} lambdas is selected after the fact, so a positive "
+                "difference whose interval contains 0 is not evidence. ")
+        if panel == "same_noise":
+            note += (f"Same kappa = {zero['noise_multiplier']:.4g} for every lambda (dp-accounting at lambda = 0, "
+                     "replace-one): the (epsilon, delta) guarantee holds at lambda = 0 only; this isolates the "
+                     "mechanism's effect on optimization (Remark 4.2).")
+        else:
+            note += ("kappa(lambda > 0) from Theorem F.12 (zero-out, constant 8) grows like "
+                     "(1 - lambda^T)/(1 - lambda) "
+                     f"(here {table[(panel, eps, interior[0])]['noise_multiplier']:.4g} at lambda = {interior[0]:g} "
+                     f"to {table[(panel, eps, interior[-1])]['noise_multiplier']:.4g} at lambda = {interior[-1]:g}, "
+                     f"against {zero['noise_multiplier']:.4g} from dp-accounting at lambda = 0, replace-one): the "
+                     "cumulative noise kappa^2 (1 + (1 - lambda)^2 (t - 1)) is then at least the independent-noise "
+                     "kappa_0^2 t, and the two epsilons refer to different "
+                     "neighbouring relations. This panel therefore cannot test the source paper's claim that a "
+                     "moderate lambda beats lambda = 0: that needs a tight accountant for lambda > 0, which does not "
+                     "exist yet.")
+        return finding(name, claim=claim, measured={"interior_beats_zero": beats, "significant": significant,
+                                                    "lambda_star": best, "accuracy_lambda_star": top["mean"],
+                                                    "ci_lambda_star": [top["low"], top["high"]],
+                                                    "accuracy_lambda_zero": zero["mean"],
+                                                    "ci_lambda_zero": [zero["low"], zero["high"]],
+                                                    "paired_difference": d_mean, "paired_difference_se": d_se},
+                       note=note)
+
+    @staticmethod
+    def _invariants(config: Fig1LeftConfig, ds: str, n: int, units: list[Mapping[str, Any]]) -> list[Check]:
+        checks: list[Check] = []
+        ref = units[0]["reference"]
+        checks.append(check_close(
+            f"nonprivate_equals_clipped_sgd dataset={ds}", kind=INVARIANT,
+            claim="Algorithm 1 with kappa = 0, lambda = 0 is non-private clipped mini-batch SGD: the trainer's "
+                  f"iterate after {ref['num_steps']} steps equals an example-by-example clipped-SGD loop with the same "
+                  "batches (seed 0)",
+            expected=0.0, measured=ref["relative_params_error"], atol=REFERENCE_RTOL,
+            note=f"relative Frobenius error of W_t at t = {ref['num_steps']} (the loop costs B dense gradients per "
+                 "step, so it covers the first steps only); tolerance: rounding over those steps"))
+        diffs = [u["nonprivate_max_lambda_params_diff"] for u in units]
+        checks.append(check_close(
+            f"nonprivate_independent_of_lambda dataset={ds}", kind=INVARIANT,
+            claim=f"at kappa = 0 the noise correlation has no effect: lambda = {max(config.noise_correlations):g} "
+                  "gives the same iterates as lambda = 0 (bit-identical), for every seed",
+            expected=0.0, measured=float(max(diffs)), atol=0.0))
+        for eps in config.epsilons:
+            applies, why = _f12_applies(n, config.batch_size, config.num_steps, eps, config.delta)
+            name = f"f12_noise_multiplier_closed_form dataset={ds} epsilon={json_number(eps)}"
+            claim = ("panel (b)'s kappa(lambda > 0) equals Theorem F.12's closed form (constant 8) evaluated "
+                     "directly (geometric sum by fsum)")
+            lams = [v for v in config.noise_correlations if v > 0]
+            if not applies or not lams:
+                checks.append(check_not_applicable(name, kind=INVARIANT, claim=claim,
+                                                   note=f"not applicable: {why or 'no lambda > 0'}"))
+                continue
+            privacy = Fig1Left._privacy(config, n)
+            checks.append(check_close(
+                name, kind=INVARIANT, claim=claim,
+                expected=[f12_noise_multiplier_reference(v, n=n, batch_size=config.batch_size,
+                                                         num_steps=config.num_steps, epsilon=eps,
+                                                         delta=config.delta) for v in lams],
+                measured=[privacy[("calibrated", eps, v)]["noise_multiplier"] for v in lams], rtol=1e-12))
+            # the F.12 kappa grows with lambda (its factor (1 - lambda^T)/(1 - lambda) is increasing)
+            kap = [privacy[("calibrated", eps, v)]["noise_multiplier"] for v in sorted(lams)]
+            checks.append(check_ordering(
+                f"f12_noise_multiplier_increasing dataset={ds} epsilon={json_number(eps)}", kind=INVARIANT,
+                claim="Theorem F.12's kappa increases with lambda", lower=kap[:-1], upper=kap[1:]))
+        return checks
+
+    def plot(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
+        plt = pyplot()
+        datasets = list(dict.fromkeys(s["params"]["dataset"] for s in result["series"]))
+        fig, axes = plt.subplots(len(datasets), 2, figsize=(11, 3.8 * len(datasets)), squeeze=False)
+        for row, ds in zip(axes, datasets, strict=True):
+            base = select_series(result, dataset=ds, panel="nonprivate", quantity="test_accuracy")
+            for ax, panel, title in zip(row, PANELS, ("(a) same kappa for every lambda",
+                                                      "(b) kappa by F.12 (lambda > 0) / dp-accounting (lambda = 0)"),
+                                        strict=True):
+                found = select_series(result, dataset=ds, panel=panel, quantity="test_accuracy")
+                eps_values = sorted({s["params"]["epsilon"] for s in found})
+                colors = plt.get_cmap("viridis")(np.linspace(0.1, 0.8, max(len(eps_values), 1)))
+                for color, eps in zip(colors, eps_values, strict=True):
+                    for s in select_series(result, dataset=ds, panel=panel, quantity="test_accuracy", epsilon=eps):
+                        x = as_floats(s["x"])
+                        marker = "s" if s["params"]["accountant"] == "dp_accounting" else "o"
+                        ax.errorbar(x, as_floats(s["y"]),
+                                    yerr=[np.subtract(as_floats(s["y"]), as_floats(s["y_low"])),
+                                          np.subtract(as_floats(s["y_high"]), as_floats(s["y"]))],
+                                    color=color, marker=marker, ms=4, capsize=2, lw=1.1,
+                                    label=f"eps = {eps:g} ({s['params']['accountant']}, {s['params']['neighboring']})")
+                if base:
+                    ax.axhline(float(base[0]["y"][0]), color="k", ls=":", lw=0.9, label="non-private (kappa = 0)")
+                ax.set_title(f"{ds}: {title}", fontsize=9)
+                ax.set_xlabel("noise correlation lambda")
+                ax.set_ylabel("test accuracy (95% CI over seeds)")
+                ax.legend(fontsize=6)
+        fig.suptitle(f"{result['paper']}", fontsize=8)
+        fig.tight_layout()
+        return [save_figure(fig, out_dir)]

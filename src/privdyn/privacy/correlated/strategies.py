@@ -1,0 +1,654 @@
+"""Matrix-factorization noise strategies (Denisov et al. 2022, arXiv 2202.08312; the kan paper, arXiv 2605.12648,
+Appendix F.1) and their streams, one step at a time into float64 arrays."""
+
+from __future__ import annotations
+
+import abc
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from privdyn import _check
+from privdyn.rng import _KEY_TAG, CounterStream, StepNormals, counter_stream, step_normals  # noqa: F401 - re-exported
+from privdyn.rng import as_step_normals as _as_source
+
+__all__ = [
+    "Strategy", "Independent", "BandedInverse", "LambdaCGD", "Toeplitz", "BufferedToeplitz", "SquareRoot", "NoiseStream"
+]
+
+
+DEFAULT_CHUNK_SIZE = 32768
+"""Entries processed per inner step of a stream (a few hundred kB of scratch, cache-resident)."""
+
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Toeplitz helpers
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _num_steps(num_steps: Any) -> int:
+    _check.finite(num_steps=num_steps)
+    _check.integer(minimum=1, num_steps=num_steps)
+    return int(num_steps)
+
+
+def _invert_series(coefficients: np.ndarray, length: int) -> np.ndarray:
+    """The first ``length`` coefficients of ``1 / c(x)`` for the power series ``c(x) = sum_k c_k x^k``."""
+    c = np.zeros(length)
+    m = min(length, coefficients.size)
+    c[:m] = coefficients[:m]
+    nonzero = np.flatnonzero(c[1:])
+    last = int(nonzero[-1]) + 1 if nonzero.size else 0  # the largest lag with c_lag != 0
+    d = np.zeros(length)
+    d[0] = 1.0 / c[0]
+    for k in range(1, length):
+        top = min(k, last)
+        if top:
+            # d_k = -(c_1 d_{k-1} + ... + c_top d_{k-top}) / c_0
+            d[k] = -np.dot(c[1 : top + 1], d[k - top : k][::-1]) / c[0]
+    return d
+
+
+def _lower_toeplitz(first_column: np.ndarray) -> np.ndarray:
+    """The dense lower-triangular Toeplitz matrix with the given first column."""
+    n = first_column.size
+    idx = np.arange(n)
+    lag = idx[:, None] - idx[None, :]
+    out = np.zeros((n, n))
+    mask = lag >= 0
+    out[mask] = first_column[lag[mask]]
+    return out
+
+
+def _trim(coefficients: np.ndarray) -> np.ndarray:
+    """Drop trailing zeros (keep the leading coefficient)."""
+    nonzero = np.flatnonzero(coefficients)
+    return coefficients[: int(nonzero[-1]) + 1] if nonzero.size else coefficients[:1]
+
+
+def _coefficient_array(name: str, value: Any) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence; got shape {arr.shape}.")
+    _check.finite(**{name: arr})
+    if not arr[0] > 0:
+        raise ValueError(f"{name}[0] must be > 0 (the diagonal of the factor); got {name}[0]={arr[0]!r}.")
+    return arr
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Strategies
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class Strategy(abc.ABC):
+    """A lower-triangular Toeplitz factorization: encoder ``C`` and noise matrix ``C^{-1}``.
+
+    Subclasses define the coefficients and how the noise ``C^{-1} Z`` is streamed.
+    """
+
+    name: str = "strategy"
+
+    @abc.abstractmethod
+    def encoder_coefficients(self, num_steps: int) -> np.ndarray:
+        """``c_0 .. c_{num_steps-1}``: the first column of ``C``."""
+
+    @abc.abstractmethod
+    def noise_coefficients(self, num_steps: int) -> np.ndarray:
+        """``d_0 .. d_{num_steps-1}``: the first column of ``C^{-1}``."""
+
+    def encoder_matrix(self, num_steps: int) -> np.ndarray:
+        """Dense ``C`` (num_steps x num_steps); a reference for tests and small problems."""
+        return _lower_toeplitz(self.encoder_coefficients(_num_steps(num_steps)))
+
+    def noise_matrix(self, num_steps: int) -> np.ndarray:
+        """Dense ``C^{-1}`` (num_steps x num_steps); a reference for tests and small problems."""
+        return _lower_toeplitz(self.noise_coefficients(_num_steps(num_steps)))
+
+    @property
+    def supports_regeneration(self) -> bool:
+        """Whether the stream can regenerate past ``Z_u`` instead of storing them (noise = finite history of Z)."""
+        return False
+
+    @abc.abstractmethod
+    def num_buffers(self, num_steps: int | None = None, *, regenerate: bool = False) -> int:
+        """How many parameter-sized buffers the stream holds (besides its output array)."""
+
+    @abc.abstractmethod
+    def stream(self, shape: int | Sequence[int], source: StepNormals | CounterStream, *,
+               num_steps: int | None = None, regenerate: bool = False, scale: float = 1.0,
+               chunk_size: int = DEFAULT_CHUNK_SIZE) -> NoiseStream:
+        """A :class:`NoiseStream` of ``scale * (C^{-1} Z)_t`` for a parameter of shape ``shape``.
+
+        Args:
+            shape: the parameter's shape.
+            source: the step normals (a :class:`StepNormals`, or a CounterStream converted with run 0).
+            num_steps: the horizon T; required by strategies whose memory grows with T (:class:`SquareRoot`).
+                The stream refuses to go past it.
+            regenerate: regenerate past ``Z_u`` from ``source`` instead of storing them (only where
+                :attr:`supports_regeneration`); the output is bit-identical to the buffered stream.
+            scale: multiplies the noise, e.g. ``clip * noise_multiplier`` for noise on the summed gradients.
+            chunk_size: entries per inner step (scratch memory is one chunk).
+        """
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class _HistoryStrategy(Strategy):
+    """Noise ``xi_t = sum_{j<=K} d_j Z_{t-j}``: a finite history of the fresh normals (regenerable)."""
+
+    def _history(self, num_steps: int | None) -> np.ndarray:
+        raise NotImplementedError
+
+    @property
+    def supports_regeneration(self) -> bool:
+        return True
+
+    def num_buffers(self, num_steps: int | None = None, *, regenerate: bool = False) -> int:
+        if num_steps is not None:
+            num_steps = _num_steps(num_steps)
+        return 0 if regenerate else self._history(num_steps).size - 1
+
+    def stream(self, shape: int | Sequence[int], source: StepNormals | CounterStream, *,
+               num_steps: int | None = None, regenerate: bool = False, scale: float = 1.0,
+               chunk_size: int = DEFAULT_CHUNK_SIZE) -> NoiseStream:
+        if num_steps is not None:
+            num_steps = _num_steps(num_steps)
+        return _HistoryStream(self, shape, _as_source(source), self._history(num_steps), num_steps=num_steps,
+                              regenerate=bool(regenerate), scale=scale, chunk_size=chunk_size)
+
+
+class Independent(_HistoryStrategy):
+    """DP-SGD: ``C = C^{-1} = I``; no buffer."""
+
+    name = "independent"
+
+    def _history(self, num_steps: int | None) -> np.ndarray:
+        return np.ones(1)
+
+    def encoder_coefficients(self, num_steps: int) -> np.ndarray:
+        out = np.zeros(_num_steps(num_steps))
+        out[0] = 1.0
+        return out
+
+    def noise_coefficients(self, num_steps: int) -> np.ndarray:
+        return self.encoder_coefficients(num_steps)
+
+
+class BandedInverse(_HistoryStrategy):
+    """``C^{-1}`` lower-triangular, Toeplitz and banded: ``xi_t = sum_{j < bands} d_j Z_{t-j}``.
+
+    The banded-inverse factorizations of Kalinin et al. ("Back to square roots"; "BandInvMF") have this form;
+    DP-lambda-CGD is the two-band case ``d = (1, -lambda)`` (:class:`LambdaCGD`). The stream stores the last
+    ``bands - 1`` normals (or regenerates them: ``bands - 1`` extra draws per step, no buffer).
+
+    Args:
+        noise_coefficients: ``d_0 > 0, d_1, ..., d_{bands-1}`` (trailing zeros are dropped).
+    """
+
+    name = "banded_inverse"
+
+    def __init__(self, noise_coefficients: Sequence[float] | np.ndarray) -> None:
+        self._d = _trim(_coefficient_array("noise_coefficients", noise_coefficients))
+
+    @property
+    def bands(self) -> int:
+        return int(self._d.size)
+
+    def _history(self, num_steps: int | None) -> np.ndarray:
+        return self._d if num_steps is None else self._d[:num_steps]
+
+    def noise_coefficients(self, num_steps: int) -> np.ndarray:
+        num_steps = _num_steps(num_steps)
+        out = np.zeros(num_steps)
+        m = min(num_steps, self._d.size)
+        out[:m] = self._d[:m]
+        return out
+
+    def encoder_coefficients(self, num_steps: int) -> np.ndarray:
+        return _invert_series(self._d, _num_steps(num_steps))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._d.tolist()!r})"
+
+
+class LambdaCGD(BandedInverse):
+    """DP-lambda-CGD: noise ``xi_t = Z_t - lambda Z_{t-1}``, ``Z_0 = 0``.
+
+    Wang et al. (arXiv 2605.12648) Algorithm 1; matrix form eqs. (24)-(25) (Appendix F.1): ``C^{-1} = I -
+    lambda Shift`` and ``C_{t,u} = lambda^(t-u)`` for ``u <= t``. One buffer (``Z_{t-1}``), or none with
+    regeneration (Kalinin et al., arXiv 2601.22334), at twice the normal-generation cost. ``noise_correlation =
+    0`` is DP-SGD and holds no buffer.
+
+    Args:
+        noise_correlation: lambda in [0, 1).
+    """
+
+    name = "lambda_cgd"
+
+    def __init__(self, noise_correlation: float) -> None:
+        _check.scalar(noise_correlation=noise_correlation)
+        _check.finite(noise_correlation=noise_correlation)
+        _check.in_range(0.0, 1.0, closed="left", noise_correlation=noise_correlation)
+        self._lambda = float(noise_correlation)
+        super().__init__([1.0, -self._lambda])
+
+    @property
+    def noise_correlation(self) -> float:
+        return self._lambda
+
+    def encoder_coefficients(self, num_steps: int) -> np.ndarray:
+        num_steps = _num_steps(num_steps)
+        if self._lambda == 0.0:
+            return Independent().encoder_coefficients(num_steps)
+        return self._lambda ** np.arange(num_steps, dtype=float)
+
+    def __repr__(self) -> str:
+        return f"LambdaCGD(noise_correlation={self._lambda!r})"
+
+
+class SquareRoot(_HistoryStrategy):
+    """The square root of the prefix-sum workload: ``C = A^{1/2}``, ``c_k = binom(2k, k) / 4^k``.
+
+    Fichtenberger, Henzinger & Upadhyay 2023 (arXiv 2202.11205): the coefficients of ``(1 - x)^{-1/2}``; the noise
+    coefficients are those of ``(1 - x)^{1/2}``, the first differences ``d_k = c_k - c_{k-1}``. Optimal for the
+    prefix-sum max error up to lower-order terms among factorizations. Both matrices are dense, so the stream keeps
+    ``num_steps - 1`` past normals (or regenerates them: ``t - 1`` extra draws at step t).
+    """
+
+    name = "square_root"
+
+    def encoder_coefficients(self, num_steps: int) -> np.ndarray:
+        num_steps = _num_steps(num_steps)
+        k = np.arange(1, num_steps, dtype=float)
+        return np.concatenate(([1.0], np.cumprod((2.0 * k - 1.0) / (2.0 * k))))
+
+    def noise_coefficients(self, num_steps: int) -> np.ndarray:
+        c = self.encoder_coefficients(num_steps)
+        return np.concatenate(([1.0], np.diff(c)))
+
+    def _history(self, num_steps: int | None) -> np.ndarray:
+        if num_steps is None:
+            raise ValueError("num_steps is required for the square-root strategy (its memory grows with the "
+                             "horizon); got num_steps=None.")
+        return self.noise_coefficients(num_steps)
+
+
+class Toeplitz(Strategy):
+    """A general lower-triangular Toeplitz encoder ``C`` given by its coefficients (zero beyond them).
+
+    ``c = (c_0 > 0, c_1, ..., c_{L-1})``; the noise solves ``C xi = Z`` by forward substitution,
+    ``xi_t = (Z_t - sum_{1 <= j < L} c_j xi_{t-j}) / c_0``, so the stream holds the last ``L - 1`` noise vectors
+    (fewer if ``num_steps < L``): a ``b``-banded encoder (banded matrix factorization, Choquette-Choo et al. 2023,
+    arXiv 2306.08153; banded square root, Kalinin & Lampert 2024, arXiv 2405.13763) needs ``b - 1`` buffers. No
+    regeneration (``xi`` depends on every past normal).
+
+    Args:
+        encoder_coefficients: ``c_0 > 0, c_1, ...`` (trailing zeros are dropped).
+    """
+
+    name = "toeplitz"
+
+    def __init__(self, encoder_coefficients: Sequence[float] | np.ndarray) -> None:
+        self._c = _trim(_coefficient_array("encoder_coefficients", encoder_coefficients))
+
+    def encoder_coefficients(self, num_steps: int) -> np.ndarray:
+        num_steps = _num_steps(num_steps)
+        out = np.zeros(num_steps)
+        m = min(num_steps, self._c.size)
+        out[:m] = self._c[:m]
+        return out
+
+    def noise_coefficients(self, num_steps: int) -> np.ndarray:
+        return _invert_series(self._c, _num_steps(num_steps))
+
+    def num_buffers(self, num_steps: int | None = None, *, regenerate: bool = False) -> int:
+        if regenerate:
+            raise ValueError("regenerate=True is not supported by a Toeplitz encoder (the noise depends on every "
+                             "past normal); use regenerate=False.")
+        lags = self._c.size - 1
+        return lags if num_steps is None else min(lags, _num_steps(num_steps) - 1)
+
+    def stream(self, shape: int | Sequence[int], source: StepNormals | CounterStream, *,
+               num_steps: int | None = None, regenerate: bool = False, scale: float = 1.0,
+               chunk_size: int = DEFAULT_CHUNK_SIZE) -> NoiseStream:
+        if num_steps is not None:
+            num_steps = _num_steps(num_steps)
+        lags = self.num_buffers(num_steps, regenerate=bool(regenerate))
+        return _SubstitutionStream(self, shape, _as_source(source), self._c[: lags + 1], num_steps=num_steps,
+                                   scale=scale, chunk_size=chunk_size)
+
+    def __repr__(self) -> str:
+        return f"Toeplitz({self._c.tolist()!r})"
+
+
+class BufferedToeplitz(Strategy):
+    """Buffered linear Toeplitz (BLT) encoder: ``c_0 = 1``, ``c_k = sum_i omega_i theta_i^(k-1)`` for ``k >= 1``.
+
+    Dvijotham, McMahan, Pillutla, Steinke & Thakurta 2024 (arXiv 2404.16706); McMahan, Pillutla, Steinke &
+    Thakurta 2024 (arXiv 2408.08868). The generating function is ``1 + sum_i omega_i x / (1 - theta_i x)``.
+    The parameters are given, not optimized. The noise solves ``C xi = Z`` with one state vector per buffer,
+    ``s_i <- theta_i s_i + xi_t`` and ``xi_t = Z_t - sum_i omega_i s_i``: exactly ``len(buffer_decays)``
+    parameter-sized buffers, whatever the horizon. DP-lambda-CGD is the one-buffer case ``theta = omega = lambda``.
+
+    Args:
+        buffer_decays: ``theta_i`` in [0, 1).
+        output_scales: ``omega_i`` (finite; non-negative with non-increasing ``c_k`` gives exact min-separation
+            sensitivities, see :func:`sensitivity`).
+    """
+
+    name = "blt"
+
+    def __init__(self, buffer_decays: Sequence[float] | np.ndarray, output_scales: Sequence[float] | np.ndarray):
+        theta = np.atleast_1d(np.asarray(buffer_decays, dtype=float))
+        omega = np.atleast_1d(np.asarray(output_scales, dtype=float))
+        if theta.ndim != 1 or theta.size == 0:
+            raise ValueError(f"buffer_decays must be a non-empty 1-D sequence; got shape {theta.shape}.")
+        if omega.shape != theta.shape:
+            raise ValueError(f"output_scales must have the shape of buffer_decays {theta.shape}; got {omega.shape}.")
+        _check.finite(buffer_decays=theta, output_scales=omega)
+        _check.in_range(0.0, 1.0, closed="left", buffer_decays=theta)
+        self._theta, self._omega = theta, omega
+
+    @property
+    def buffer_decays(self) -> np.ndarray:
+        return self._theta.copy()
+
+    @property
+    def output_scales(self) -> np.ndarray:
+        return self._omega.copy()
+
+    def encoder_coefficients(self, num_steps: int) -> np.ndarray:
+        num_steps = _num_steps(num_steps)
+        k = np.arange(num_steps - 1, dtype=float)
+        out = np.empty(num_steps)
+        out[0] = 1.0
+        out[1:] = (self._omega[:, None] * self._theta[:, None] ** k[None, :]).sum(axis=0)
+        return out
+
+    def noise_coefficients(self, num_steps: int) -> np.ndarray:
+        return _invert_series(self.encoder_coefficients(num_steps), _num_steps(num_steps))
+
+    def num_buffers(self, num_steps: int | None = None, *, regenerate: bool = False) -> int:
+        if regenerate:
+            raise ValueError("regenerate=True is not supported by a BLT encoder (the noise depends on every past "
+                             "normal); use regenerate=False.")
+        return int(self._theta.size)
+
+    def stream(self, shape: int | Sequence[int], source: StepNormals | CounterStream, *,
+               num_steps: int | None = None, regenerate: bool = False, scale: float = 1.0,
+               chunk_size: int = DEFAULT_CHUNK_SIZE) -> NoiseStream:
+        self.num_buffers(regenerate=bool(regenerate))
+        if num_steps is not None:
+            num_steps = _num_steps(num_steps)
+        return _BLTStream(self, shape, _as_source(source), self._theta, self._omega, num_steps=num_steps,
+                          scale=scale, chunk_size=chunk_size)
+
+    def __repr__(self) -> str:
+        return f"BufferedToeplitz(buffer_decays={self._theta.tolist()!r}, output_scales={self._omega.tolist()!r})"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Streams
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class NoiseStream(abc.ABC):
+    """Streaming generation of ``scale * (C^{-1} Z)_t`` for t = 1, 2, ... .
+
+    :meth:`next` writes step t's noise into a float64 array of the parameter's shape: the caller's ``out`` (any
+    writable C-contiguous float64 array, e.g. a view of a tensor's memory) or the stream's own output array (reused
+    at every call). Memory: the output, :attr:`buffers` (the strategy's parameter-sized state; the count is
+    :meth:`Strategy.num_buffers`) and one scratch chunk of ``chunk_size`` entries.
+    """
+
+    def __init__(self, strategy: Strategy, shape: int | Sequence[int], source: StepNormals, *,
+                 num_steps: int | None, scale: float, chunk_size: int) -> None:
+        self.strategy = strategy
+        self.shape = _shape(shape)
+        self.size = int(math.prod(self.shape))
+        _check.scalar(scale=scale)
+        _check.non_negative(scale=scale)
+        _check.integer(minimum=1, chunk_size=chunk_size)
+        self.source = source
+        self.num_steps = num_steps
+        self.scale = float(scale)
+        self.chunk_size = int(min(chunk_size, max(self.size, 1)))
+        self.step = 0
+        self._out: np.ndarray | None = None
+        self._scratch = np.empty(self.chunk_size)
+        self._generators: list[np.random.Generator] = []
+
+    def _generator(self, index: int, step: int) -> np.random.Generator:
+        """Reusable generator number ``index``, positioned at the start of ``step`` (no construction per step)."""
+        while len(self._generators) <= index:
+            self._generators.append(np.random.Generator(np.random.Philox(0)))
+        return self.source._reset(self._generators[index], step)
+
+    @property
+    @abc.abstractmethod
+    def buffers(self) -> tuple[np.ndarray, ...]:
+        """The parameter-sized arrays the stream holds besides its output (views of its state)."""
+
+    def _output(self, out: np.ndarray | None) -> np.ndarray:
+        if out is None:
+            if self._out is None:
+                self._out = np.empty(self.shape)
+            return self._out
+        if not isinstance(out, np.ndarray) or out.dtype != np.float64 or not out.flags.c_contiguous \
+                or not out.flags.writeable:
+            raise TypeError("out must be a writable C-contiguous float64 numpy array; got "
+                            f"{type(out).__name__} {getattr(out, 'dtype', '')}.")
+        if out.shape != self.shape:
+            raise ValueError(f"out must have shape {self.shape}; got {out.shape}.")
+        return out
+
+    def next(self, out: np.ndarray | None = None) -> np.ndarray:
+        """The noise of the next step (t = :attr:`step` + 1), written into ``out`` (or the stream's own array)."""
+        if self.num_steps is not None and self.step >= self.num_steps:
+            raise ValueError(f"the stream has produced all num_steps={self.num_steps} steps.")
+        target = self._output(out)
+        self.step += 1
+        self._advance(self.step, target.reshape(-1))
+        return target
+
+    def __iter__(self) -> Any:
+        return self
+
+    def __next__(self) -> np.ndarray:
+        if self.num_steps is not None and self.step >= self.num_steps:
+            raise StopIteration
+        return self.next()
+
+    def _chunks(self) -> Any:
+        for start in range(0, self.size, self.chunk_size):
+            yield start, min(start + self.chunk_size, self.size)
+
+    @abc.abstractmethod
+    def _advance(self, t: int, flat: np.ndarray) -> None:
+        """Write step t's noise into the flat output."""
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, int | np.integer):
+        shape = (int(shape),)
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise TypeError(f"shape must be an int or a sequence of ints; got shape={shape!r}.") from None
+    for d in dims:
+        _check.integer(minimum=0, shape=d)
+    return tuple(int(d) for d in dims)
+
+
+class _HistoryStream(NoiseStream):
+    """``xi_t = d_0 Z_t + sum_{1<=j<=K} d_j Z_{t-j}``: a ring of K past normals, or regenerated normals."""
+
+    def __init__(self, strategy: Strategy, shape: Any, source: StepNormals, history: np.ndarray, *,
+                 num_steps: int | None, regenerate: bool, scale: float, chunk_size: int) -> None:
+        super().__init__(strategy, shape, source, num_steps=num_steps, scale=scale, chunk_size=chunk_size)
+        self._d = np.asarray(history, dtype=float)
+        self._lags = self._d.size - 1
+        self.regenerate = regenerate
+        self._ring = np.zeros((0 if regenerate else self._lags, self.size))
+
+    @property
+    def buffers(self) -> tuple[np.ndarray, ...]:
+        return tuple(row.reshape(self.shape) for row in self._ring)
+
+    def _advance(self, t: int, flat: np.ndarray) -> None:
+        # The output first accumulates sum_{j>=1} d_j Z_{t-j} (j = 1, 2, ... in order), then Z_t is drawn (into its
+        # ring slot, whose previous content Z_{t-K} has just been read) and d_0 Z_t is added. The buffered and the
+        # regenerated paths perform the same floating-point operations in the same order: bit-identical outputs.
+        d, k = self._d, self._lags
+        lags = min(k, t - 1)  # Z_u = 0 for u <= 0
+        fresh = self._generator(0, t)
+        regenerate = self.regenerate
+        if lags == 0 and k == 0:
+            fresh.standard_normal(out=flat)
+            if d[0] != 1.0:
+                flat *= d[0]
+            if self.scale != 1.0:
+                flat *= self.scale
+            return
+        if lags == 1 and k == 1:  # two bands (lambda-CGD): one fused compiled pass
+            kernel = _compiled_two_band()
+            if not regenerate:  # chunk by chunk, so the fused pass reads the fresh normals from cache
+                ring = self._ring[0]
+                for a, b in self._chunks():
+                    fresh.standard_normal(out=flat[a:b])
+                    kernel(flat[a:b], ring[a:b], d[0], d[1], self.scale, True)
+                return
+            previous = self._generator(1, t - 1)
+            for a, b in self._chunks():
+                o, tmp = flat[a:b], self._scratch[: b - a]
+                fresh.standard_normal(out=o)
+                previous.standard_normal(out=tmp)
+                kernel(o, tmp, d[0], d[1], self.scale, False)
+            return
+        past = [self._generator(j, t - j) for j in range(1, lags + 1)] if regenerate else []
+        ring = self._ring
+        for a, b in self._chunks():
+            o, tmp = flat[a:b], self._scratch[: b - a]
+            for j in range(1, lags + 1):
+                target = o if j == 1 else tmp
+                if regenerate:
+                    past[j - 1].standard_normal(out=target)
+                    np.multiply(target, d[j], out=target)
+                else:
+                    np.multiply(ring[(t - j) % k, a:b], d[j], out=target)
+                if j > 1:
+                    o += tmp
+            z = ring[t % k, a:b] if not regenerate else (tmp if lags else o)
+            fresh.standard_normal(out=z)
+            if lags:
+                if d[0] != 1.0:
+                    np.multiply(z, d[0], out=tmp)
+                    o += tmp
+                else:
+                    o += z
+            elif z is not o:
+                np.multiply(z, d[0], out=o)
+            elif d[0] != 1.0:
+                o *= d[0]
+            if self.scale != 1.0:
+                o *= self.scale
+
+
+def _two_band_loop(out: Any, other: Any, d0: Any, d1: Any, scale: Any, store: Any) -> None:  # pragma: no cover
+    """``out <- (d0 * out + d1 * other) * scale`` elementwise; with ``store``, ``other <- `` the old ``out``.
+
+    ``out`` holds Z_t and ``other`` Z_{t-1}. Separate multiplications and additions in a fixed order (no fastmath,
+    hence no fused multiply-add): the buffered (``store``) and regenerated calls give identical bits.
+    """
+    for i in range(out.size):
+        z = out[i]
+        x = (d0 * z + d1 * other[i]) * scale
+        if store:
+            other[i] = z
+        out[i] = x
+
+
+@functools.cache
+def _compiled_two_band() -> Any:
+    """:func:`_two_band_loop` compiled by numba (imported and compiled on first use; cached on disk)."""
+    import numba
+
+    return numba.njit(cache=True, nogil=True)(_two_band_loop)
+
+
+class _SubstitutionStream(NoiseStream):
+    """``xi_t = (Z_t - sum_{1<=j<=L} c_j xi_{t-j}) / c_0``: a ring of the last L unscaled noise vectors."""
+
+    def __init__(self, strategy: Strategy, shape: Any, source: StepNormals, coefficients: np.ndarray, *,
+                 num_steps: int | None, scale: float, chunk_size: int) -> None:
+        super().__init__(strategy, shape, source, num_steps=num_steps, scale=scale, chunk_size=chunk_size)
+        self._c = np.asarray(coefficients, dtype=float)
+        self._ring = np.zeros((self._c.size - 1, self.size))
+
+    @property
+    def buffers(self) -> tuple[np.ndarray, ...]:
+        return tuple(row.reshape(self.shape) for row in self._ring)
+
+    def _advance(self, t: int, flat: np.ndarray) -> None:
+        c, ring, k = self._c, self._ring, self._ring.shape[0]
+        lags = min(k, t - 1)
+        fresh = self._generator(0, t)
+        for a, b in self._chunks():
+            o, tmp = flat[a:b], self._scratch[: b - a]
+            fresh.standard_normal(out=o)
+            for j in range(1, lags + 1):
+                np.multiply(ring[(t - j) % k, a:b], c[j], out=tmp)
+                o -= tmp
+            if c[0] != 1.0:
+                o /= c[0]
+            if k:
+                ring[t % k, a:b] = o
+            if self.scale != 1.0:
+                o *= self.scale
+
+
+class _BLTStream(NoiseStream):
+    """``xi_t = Z_t - sum_i omega_i s_i`` and then ``s_i <- theta_i s_i + xi_t`` (k state buffers)."""
+
+    def __init__(self, strategy: Strategy, shape: Any, source: StepNormals, theta: np.ndarray, omega: np.ndarray,
+                 *, num_steps: int | None, scale: float, chunk_size: int) -> None:
+        super().__init__(strategy, shape, source, num_steps=num_steps, scale=scale, chunk_size=chunk_size)
+        self._theta, self._omega = theta, omega
+        self._state = np.zeros((theta.size, self.size))
+
+    @property
+    def buffers(self) -> tuple[np.ndarray, ...]:
+        return tuple(row.reshape(self.shape) for row in self._state)
+
+    def _advance(self, t: int, flat: np.ndarray) -> None:
+        self._generator(0, t).standard_normal(out=flat)
+        _compiled_blt()(flat, self._state, self._theta, self._omega, self.scale)
+
+
+def _blt_loop(out: Any, state: Any, theta: Any, omega: Any, scale: Any) -> None:  # pragma: no cover
+    """One BLT step in place: ``x = z - sum_j omega_j s_j``, then ``s_j <- theta_j s_j + x``; ``out <- x * scale``.
+
+    ``out`` holds Z_t on entry and ``state`` (k, size) the buffers; one pass over all of them, fixed order.
+    """
+    k = theta.size
+    for i in range(out.size):
+        x = out[i]
+        for j in range(k):
+            x -= omega[j] * state[j, i]
+        for j in range(k):
+            state[j, i] = theta[j] * state[j, i] + x
+        out[i] = x * scale
+
+
+@functools.cache
+def _compiled_blt() -> Any:
+    """:func:`_blt_loop` compiled by numba (imported and compiled on first use; cached on disk)."""
+    import numba
+
+    return numba.njit(cache=True, nogil=True)(_blt_loop)
