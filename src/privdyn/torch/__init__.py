@@ -30,12 +30,12 @@ def _require_torch() -> None:
 
 _require_torch()
 
-# from privdyn.torch.accountant import DPSGDAccountant  # noqa: E402
-# from privdyn.torch.kan import KAN  # noqa: E402
+from privdyn.torch.accountant import DPSGDAccountant  # noqa: E402
+from privdyn.torch.kan import KAN  # noqa: E402
 from privdyn.torch.noise import SecretStepNormals, TorchNoiseStream, noise_stream, secure_source  # noqa: E402
-# from privdyn.torch.opacus_interop import DPOptimizer, PrivacyEngine  # noqa: E402
-# from privdyn.torch.optimizer import PrivateOptimizer  # noqa: E402
-# from privdyn.torch.sampler import BatchSampler  # noqa: E402
+from privdyn.torch.opacus_interop import DPOptimizer, PrivacyEngine  # noqa: E402
+from privdyn.torch.optimizer import PrivateOptimizer  # noqa: E402
+from privdyn.torch.sampler import BatchSampler  # noqa: E402
 
 __all__ = [
     "BatchSampler",
