@@ -23,6 +23,7 @@ Per-example gradients (``per_example``):
 from __future__ import annotations
 
 import importlib.util
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -159,7 +160,9 @@ class _Opacus:
         for p in self.params:
             p.grad_sample = None
         losses = self.loss_fn(self.wrapped(x), y)
-        losses.sum().backward()
+        with warnings.catch_warnings():  # the inputs need no gradient: Opacus' hooks fire on the outputs, as intended
+            warnings.filterwarnings("ignore", message="Full backward hook is firing")
+            losses.sum().backward()
         per_example = [p.grad_sample for p in self.params]
         for p in self.params:
             p.grad_sample = None
