@@ -82,8 +82,9 @@ class KAN(nn.Module):
                 self.first_layer.weight.copy_(w)
         self.register_buffer("second_layer", c.to(dtype))
         k = self.basis.spline_order
-        pieces = np.stack([cardinal_pieces(k, nu) * self.basis.spacing ** -nu for nu in (0, 1)])
-        self.register_buffer("_pieces", torch.as_tensor(pieces, dtype=dtype))
+        self.register_buffer("_pieces", torch.as_tensor(cardinal_pieces(k), dtype=dtype))
+        table = self.basis.span_polynomials(c.numpy())  # (m, num_spans, k + 1)
+        self.register_buffer("_table", torch.as_tensor(table.reshape(-1, k + 1), dtype=dtype))
         self._knot0 = float(self.basis.knots[0])
         self._inv_h = 1.0 / self.basis.spacing
 
@@ -103,25 +104,51 @@ class KAN(nn.Module):
 
     # -- basis ------------------------------------------------------------------------------------------------
 
-    def _basis(self, v: torch.Tensor, derivative: int = 0) -> torch.Tensor:
-        """``h^(derivative)(v)`` along a new last axis of length p (zero outside the knot span, right piece at knots).
-
-        Basis function ``i`` on knot span ``s`` is piece ``s - i`` of the cardinal B-spline, evaluated at the position
-        ``t`` within the span (as :meth:`privdyn.models.bspline.BSplineBasis.evaluate`).
-        """
-        k, p = self.basis.spline_order, self.num_basis
+    def _span(self, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Knot span of each entry (clamped into range), the position ``t`` in it, and whether it lies in the knots."""
         x = (v - self._knot0) * self._inv_h
         span = torch.floor(x).detach()
-        t = x - span
-        piece = span.unsqueeze(-1) - torch.arange(p, device=v.device, dtype=span.dtype)
         inside = (span >= 0) & (span < self.basis.num_spans)
-        valid = (piece >= 0) & (piece <= k) & inside.unsqueeze(-1)
-        coefficients = self._pieces[derivative][piece.clamp(0, k).long()]  # (..., p, k + 1)
-        t = t.unsqueeze(-1)
-        value = coefficients[..., k]
-        for power in range(k - 1, -1, -1):
-            value = value * t + coefficients[..., power]
-        return torch.where(valid, value, torch.zeros((), dtype=value.dtype, device=value.device))
+        t = x - span
+        return span.clamp(0, self.basis.num_spans - 1).long(), t, inside
+
+    def _powers(self, t: torch.Tensor) -> torch.Tensor:
+        """``(1, t, ..., t^k)`` along a new last axis."""
+        powers = [torch.ones_like(t), t]
+        for _ in range(2, self.basis.spline_order + 1):
+            powers.append(powers[-1] * t)
+        return torch.stack(powers[: self.basis.spline_order + 1], dim=-1)
+
+    def _basis(self, v: torch.Tensor) -> torch.Tensor:
+        """``h(v)`` along a new last axis of length p (zero outside the knot span; at a knot, the right piece).
+
+        On knot span ``s`` the nonzero basis functions are ``s - q`` for ``q = 0..k``, carrying piece ``q`` of the
+        cardinal B-spline at the position ``t`` in the span (as :meth:`privdyn.models.bspline.BSplineBasis.evaluate`):
+        the ``k + 1`` piece values are scattered into place.
+        """
+        k, p = self.basis.spline_order, self.num_basis
+        span, t, inside = self._span(v)
+        values = self._powers(t) @ self._pieces.T  # (..., k + 1): piece q at t
+        values = values * inside.unsqueeze(-1)
+        index = span.unsqueeze(-1) - torch.arange(k + 1, device=v.device) + k  # position s - q in a k-padded axis
+        padded = torch.zeros(v.shape + (p + 2 * k,), dtype=values.dtype, device=v.device)
+        padded.scatter_(-1, index, values)
+        return padded[..., k: k + p]
+
+    def _second_layer(self, u: torch.Tensor, slope: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``S_j(u_j) = <c_j, h(u_j)>`` and, if asked, ``S_j'(u_j)``, from the span polynomials of the ``S_j``
+        (:meth:`privdyn.models.bspline.BSplineBasis.span_polynomials`) without forming ``h(u)``."""
+        span, t, inside = self._span(u)
+        rows = span + torch.arange(self.width, device=u.device) * self.basis.num_spans
+        coefficients = self._table[rows]  # (n, m, k + 1)
+        powers = self._powers(t)
+        value = (coefficients * powers).sum(-1) * inside
+        if not slope:
+            return value, None
+        k = self.basis.spline_order
+        orders = torch.arange(1, k + 1, dtype=t.dtype, device=u.device)
+        derivative = (coefficients[..., 1:] * powers[..., :k] * orders).sum(-1) * (self._inv_h * inside)
+        return value, derivative
 
     def _check_inputs(self, x: torch.Tensor) -> torch.Tensor:
         if not isinstance(x, torch.Tensor):
@@ -158,7 +185,8 @@ class KAN(nn.Module):
         """``f_W(x)`` for each row of ``x`` (shape ``(n,)``), differentiable in ``W`` by autograd."""
         s = self.first_layer(self.features(x) * (1.0 / math.sqrt(self.d)))
         u, _ = self._activation(s)
-        return torch.einsum("njk,jk->n", self._basis(u), self.second_layer) * (1.0 / math.sqrt(self.width))
+        value, _ = self._second_layer(u, slope=False)
+        return value.sum(1) * (1.0 / math.sqrt(self.width))
 
     @staticmethod
     def per_example_losses(output: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -181,8 +209,8 @@ class KAN(nn.Module):
         y = self._check_labels(y, h.shape[0])
         s = self.first_layer(h * (1.0 / math.sqrt(self.d)))
         u, du = self._activation(s)
-        f = torch.einsum("njk,jk->n", self._basis(u), self.second_layer) * (1.0 / math.sqrt(self.width))
-        slope = torch.einsum("njk,jk->nj", self._basis(u, derivative=1), self.second_layer)
+        value, slope = self._second_layer(u, slope=True)
+        f = value.sum(1) * (1.0 / math.sqrt(self.width))
         margin = y * f
         # l'(z) = -1 / (1 + exp(z)) = -sigmoid(-z)
         scale = -torch.sigmoid(-margin) * y * (1.0 / math.sqrt(self.width * self.d))
