@@ -61,7 +61,7 @@ class DPOptimizer(_OpacusDPOptimizer if _OpacusDPOptimizer is not None else obje
         _require_opacus()
         validate_private_args(clip=max_grad_norm, noise_multiplier=noise_multiplier,
                               batch_size=1 if expected_batch_size is None else expected_batch_size,
-                              num_steps=num_steps)
+                              num_steps=num_steps, clip_name="max_grad_norm")
         if not isinstance(strategy, Strategy):
             raise TypeError(f"strategy must be a privdyn.privacy.correlated.Strategy; got {type(strategy).__name__}.")
         super().__init__(optimizer, noise_multiplier=float(noise_multiplier), max_grad_norm=float(max_grad_norm),
@@ -157,7 +157,7 @@ class PrivacyEngine:
         steps_per_epoch = max(n // batch_size, 1)
         horizon = self._horizon(epochs, num_steps, steps_per_epoch)
         validate_private_args(clip=max_grad_norm, noise_multiplier=noise_multiplier, batch_size=batch_size, n=n,
-                              num_steps=horizon)
+                              num_steps=horizon, clip_name="max_grad_norm")
         self.accountant = DPSGDAccountant(self.strategy, sampler=self.sampler, neighboring=self.neighboring, n=n,
                                           batch_size=batch_size, noise_multiplier=noise_multiplier,
                                           num_steps=horizon, delta=delta)

@@ -62,10 +62,11 @@ def flat_parameters(optimizer: torch.optim.Optimizer, module: nn.Module | None =
 
 
 def validate_private_args(*, clip: Any, noise_multiplier: Any, batch_size: Any, n: Any = None,
-                          num_steps: Any = None) -> None:
-    """The checks every private optimizer runs before its first step (``ValueError`` naming the parameter)."""
-    _check.scalar(clip=clip, noise_multiplier=noise_multiplier)
-    _check.positive(clip=clip)
+                          num_steps: Any = None, clip_name: str = "clip") -> None:
+    """The checks every private optimizer runs before its first step (``ValueError`` naming the parameter; the
+    clipping threshold is named ``clip_name``, e.g. Opacus' ``max_grad_norm``)."""
+    _check.scalar(**{clip_name: clip}, noise_multiplier=noise_multiplier)
+    _check.positive(**{clip_name: clip})
     _check.non_negative(noise_multiplier=noise_multiplier)
     _check.integer(minimum=1, batch_size=batch_size)
     if n is not None:
