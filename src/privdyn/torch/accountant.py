@@ -12,6 +12,7 @@ the noise std on the **sum** of clipped per-example gradients divided by the cli
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -80,13 +81,26 @@ class DPSGDAccountant:
                                            sampler=self.sampler, neighboring=self.neighboring)
 
     def privacy_spent(self, delta: float) -> PrivacyLoss:
-        """``epsilon`` of the steps taken so far, at ``delta``."""
+        """``epsilon`` of the steps taken so far, at ``delta``.
+
+        Where the accountant cannot cover the first ``t`` steps alone (Theorem F.12 needs ``r t >= 3 ln(2 / delta)``)
+        but covers the planned run of ``num_steps``, that bound is returned: the first ``t`` releases are a function of
+        the planned run's, so its guarantee covers them (post-processing); ``source`` says so.
+        """
         if self.steps == 0:
             _check.scalar(delta=delta)
             _check.in_range(0.0, 1.0, closed="neither", delta=delta)
             return PrivacyLoss(value=0.0, guarantee="exact", quantity="epsilon", neighboring=self.neighboring,
-                               source="no step taken")
-        return self.epsilon(self.steps, delta)
+                               sampler=self.sampler, source="no step taken")
+        not_accountable = _accounting().NotAccountableError
+        try:
+            return self.epsilon(self.steps, delta)
+        except not_accountable:
+            if self.num_steps is None or self.steps >= self.num_steps:
+                raise
+            planned = self.epsilon(self.num_steps, delta)
+        return dataclasses.replace(planned, source=f"{planned.source}; the bound of the planned run of "
+                                   f"{self.num_steps} steps, which covers its first {self.steps} by post-processing")
 
     def state_dict(self) -> dict[str, Any]:
         return {"steps": self.steps}
