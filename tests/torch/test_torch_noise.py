@@ -5,7 +5,7 @@ import io
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch.func", reason="the privdyn[torch] extra is not installed (no PyTorch)")
+pytest.importorskip("torch.func", reason="the privdyn[torch] extra is not installed (no PyTorch)")
 import torch  # noqa: E402
 
 from privdyn.experiments.results import bonferroni_z  # noqa: E402
@@ -36,7 +36,8 @@ def test_equals_numpy_stream_on_shared_normals(case, dtype, tolerance):
         expected = reference.next()
         got = stream.next()
         assert got.shape == (7, 11) and got.dtype == dtype
-        np.testing.assert_allclose(got.double().numpy(), expected, rtol=0, atol=tolerance * max(1.0, np.abs(expected).max()))
+        np.testing.assert_allclose(got.double().numpy(), expected, rtol=0,
+                                   atol=tolerance * max(1.0, np.abs(expected).max()))
     assert len(stream.buffers) == strategy.num_buffers(T, regenerate=regenerate)
     assert stream.buffer_bytes == len(stream.buffers) * 77 * torch.empty((), dtype=dtype).element_size()
 

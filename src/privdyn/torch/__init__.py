@@ -22,7 +22,8 @@ def _require_torch() -> None:
         module = importlib.import_module("torch")
     except ImportError as error:
         raise ImportError("privdyn.torch needs PyTorch, which is not installed: install the extra with "
-                          "pip install \"privdyn[torch]\" (after pip install torch==2.13.0 for the CPU build).") from error
+                          "pip install \"privdyn[torch]\" (after pip install torch==2.13.0 for the CPU build)."
+                          ) from error
     if not hasattr(module, "Tensor"):
         raise ImportError("privdyn.torch needs PyTorch, but the module named torch found on the path is not "
                           "PyTorch: install the extra with pip install \"privdyn[torch]\".")
