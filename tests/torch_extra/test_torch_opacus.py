@@ -89,7 +89,6 @@ def test_dp_optimizer_refuses_bad_input_before_any_step():
 
 def test_privacy_engine_trains_one_epoch_with_privdyn_sampler_and_accountant():
     """An Opacus script with one line changed: privdyn's PrivacyEngine (fixed-size batches, lambda-CGD, zero-out)."""
-    pytest.importorskip("privdyn.privacy.accounting", reason="privdyn.privacy.accounting is not on this branch yet")
     from privdyn.torch import BatchSampler, PrivacyEngine
 
     x, y = _data(400)
