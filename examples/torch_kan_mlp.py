@@ -15,7 +15,6 @@ Noise and batches come from fixed seeds so that the table reproduces: such noise
 
 from __future__ import annotations
 
-
 import numpy as np
 import torch
 import torch.nn.functional as F
