@@ -3,7 +3,8 @@
 Each Markdown file's ```python blocks run in order in one namespace (a later block may use an earlier one's names).
 A line ``expression  # 0.0915...`` (a comment that starts with a number) is also checked: the expression's value
 (``.value`` of a labelled privacy loss) must agree with the number to the digits written (``...`` marks a truncation,
-otherwise the last digit is rounded).
+otherwise the last digit is rounded). A statement followed by a comment line ``# SomeError: ...`` documents a refusal:
+it must raise that exception.
 """
 
 from __future__ import annotations
@@ -51,11 +52,30 @@ def _number(value: Any) -> float:
     return float(np.asarray(value).reshape(-1)[0]) if np.ndim(value) else float(value)
 
 
+_DOCUMENTED_ERROR = re.compile(r"^\s*#\s*(\w+(?:Error|Exception))\b")
+
+
+def _run_block(block: str, name: str, namespace: dict[str, Any]) -> None:
+    """Run a block statement by statement; a statement documented as raising (see the module docstring) must raise."""
+    lines = block.splitlines()
+    for statement in ast.parse(block).body:
+        following = lines[statement.end_lineno] if statement.end_lineno is not None and statement.end_lineno < len(
+            lines) else ""
+        code = compile(ast.Module(body=[statement], type_ignores=[]), name, "exec")
+        documented = _DOCUMENTED_ERROR.match(following)
+        if documented is None:
+            exec(code, namespace)  # noqa: S102 - the documented examples themselves
+            continue
+        with pytest.raises(Exception) as raised:  # noqa: B017 - the class is checked by name below
+            exec(code, namespace)  # noqa: S102
+        assert type(raised.value).__name__ == documented.group(1), (name, following, raised.value)
+
+
 @pytest.mark.parametrize("path", [p for p in FILES if _blocks(p)], ids=lambda p: p.name)
 def test_examples_run_and_match_their_comments(path: Path) -> None:
     namespace: dict[str, Any] = {"__name__": f"example_{path.stem}"}
     for block in _blocks(path):
-        exec(compile(block, f"{path.name}", "exec"), namespace)  # noqa: S102 - the documented examples themselves
+        _run_block(block, path.name, namespace)
         for line in block.splitlines():
             expected = _expected(line)
             if expected is None:

@@ -1,0 +1,52 @@
+"""privdyn for PyTorch: correlated-noise DP-SGD, its accountant, Opacus interop and the kan paper's KAN.
+
+An optional extra (``pip install "privdyn[torch]"``); ``import privdyn`` never imports this package. Contents:
+
+* :func:`noise_stream` / :class:`TorchNoiseStream`: every privdyn noise strategy streamed into tensors on the
+  parameters' device, from privdyn's counter-based source (the same noise as the NumPy streams of
+  :mod:`privdyn.privacy.correlated`) or from a :class:`torch.Generator`; checkpoint and resume; :func:`secure_source`
+  draws the key from OS entropy.
+* :class:`PrivateOptimizer`: per-example gradients, per-example clipping and correlated noise around any torch
+  optimizer; :class:`PrivacyEngine` and :class:`DPOptimizer` for Opacus scripts.
+* :class:`BatchSampler` and :class:`DPSGDAccountant`: the participation the accountant assumes, and the accountant.
+* :class:`KAN`: the kan paper's two-layer KAN with closed-form rank-one per-example gradients.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+
+def _require_torch() -> None:
+    try:
+        module = importlib.import_module("torch")
+    except ImportError as error:
+        raise ImportError("privdyn.torch needs PyTorch, which is not installed: install the extra with "
+                          "pip install \"privdyn[torch]\" (after pip install torch==2.13.0 for the CPU build)."
+                          ) from error
+    if not hasattr(module, "Tensor"):
+        raise ImportError("privdyn.torch needs PyTorch, but the module named torch found on the path is not "
+                          "PyTorch: install the extra with pip install \"privdyn[torch]\".")
+
+
+_require_torch()
+
+from privdyn.torch.accountant import DPSGDAccountant  # noqa: E402
+from privdyn.torch.kan import KAN  # noqa: E402
+from privdyn.torch.noise import SecretStepNormals, TorchNoiseStream, noise_stream, secure_source  # noqa: E402
+from privdyn.torch.opacus_interop import DPOptimizer, PrivacyEngine  # noqa: E402
+from privdyn.torch.optimizer import PrivateOptimizer  # noqa: E402
+from privdyn.torch.sampler import BatchSampler  # noqa: E402
+
+__all__ = [
+    "BatchSampler",
+    "DPOptimizer",
+    "DPSGDAccountant",
+    "KAN",
+    "PrivacyEngine",
+    "PrivateOptimizer",
+    "SecretStepNormals",
+    "TorchNoiseStream",
+    "noise_stream",
+    "secure_source",
+]

@@ -1,0 +1,61 @@
+"""Batch samplers for torch data loaders: the participation that privdyn's accountants assume.
+
+A :class:`BatchSampler` yields index batches as :func:`privdyn.algorithms.dpsgd.sample_batches` draws them (the kan
+paper's fixed-size sampling without replacement, Wang et al., arXiv 2605.12648, Algorithm 1: ``batch_size`` distinct
+indices, independently at every step; or Poisson sampling with rate ``batch_size / n``; or shuffled epochs), for
+``DataLoader(dataset, batch_sampler=...)``. Which (noise, sampler, neighbouring relation) can be accounted is decided by
+:mod:`privdyn.privacy.accounting` alone (:class:`privdyn.torch.DPSGDAccountant`), not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import torch
+
+from privdyn import _check
+from privdyn.algorithms.dpsgd import SAMPLERS, sample_batches
+
+__all__ = ["BatchSampler"]
+
+
+class BatchSampler(torch.utils.data.Sampler[list[int]]):
+    """``num_steps`` index batches per pass (each pass continues the same random stream).
+
+    Args:
+        n: the number of training examples.
+        batch_size: the batch size (the expected size under Poisson sampling).
+        sampler: ``"fixed_size"``, ``"poisson"`` or ``"shuffle"``.
+        num_steps: batches per pass over the sampler (``len(sampler)``; the steps of an "epoch").
+        generator: the :class:`numpy.random.Generator` of the batches. Batches from a known seed are not private:
+            in deployment use ``numpy.random.default_rng()`` (OS entropy).
+
+    Poisson batches can be empty; their size varies.
+    """
+
+    def __init__(self, n: int, batch_size: int, *, sampler: str, num_steps: int,
+                 generator: np.random.Generator) -> None:
+        _check.one_of(SAMPLERS, sampler=sampler)
+        _check.integer(minimum=1, n=n, batch_size=batch_size, num_steps=num_steps)
+        if int(batch_size) > int(n):
+            raise ValueError(f"batch_size must be <= n={int(n)} (the number of training examples); "
+                             f"got batch_size={batch_size}.")
+        self.n, self.batch_size, self.sampler, self.num_steps = int(n), int(batch_size), sampler, int(num_steps)
+        self._batches = sample_batches(sampler, n=self.n, batch_size=self.batch_size, generator=generator)
+
+    @property
+    def sampling_prob(self) -> float:
+        """``batch_size / n``."""
+        return self.batch_size / self.n
+
+    def __len__(self) -> int:
+        return self.num_steps
+
+    def __iter__(self) -> Iterator[list[int]]:
+        for _ in range(self.num_steps):
+            yield next(self._batches).tolist()
+
+    def __repr__(self) -> str:
+        return (f"BatchSampler(n={self.n}, batch_size={self.batch_size}, sampler={self.sampler!r}, "
+                f"num_steps={self.num_steps})")

@@ -1,0 +1,112 @@
+"""Opacus interop: privdyn's DPOptimizer inside an Opacus training loop, and the drop-in PrivacyEngine."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch.func", reason="the privdyn[torch] extra is not installed (no PyTorch)")
+opacus = pytest.importorskip("opacus", reason="Opacus is not installed")
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+from privdyn.privacy import correlated as cn  # noqa: E402
+from privdyn.torch import DPOptimizer, PrivateOptimizer  # noqa: E402
+
+
+def _mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(10, 16), nn.ReLU(), nn.Linear(16, 3)).double()
+
+
+def _data(n=96):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(n, 10, generator=g, dtype=torch.float64)
+    return x, (x[:, 0] > 0).long() + (x[:, 1] > 0).long()
+
+
+def test_dp_optimizer_adds_the_privdyn_noise_to_opacus_clipping():
+    """Opacus' clipped sum plus clip * kappa * xi_t (lambda-CGD), divided by the expected batch size."""
+    x, y = _data(32)
+    model = _mlp()
+    wrapped = opacus.GradSampleModule(model)
+    source = cn.step_normals(0, "opacus")
+    optimizer = DPOptimizer(torch.optim.SGD(model.parameters(), lr=0.0), noise_multiplier=0.9, max_grad_norm=0.4,
+                            expected_batch_size=32, strategy=cn.LambdaCGD(0.6), noise_source=source)
+    size = sum(p.numel() for p in model.parameters())
+    reference = cn.LambdaCGD(0.6).stream(size, source, scale=0.9 * 0.4)
+    for _ in range(3):
+        optimizer.zero_grad()
+        F.cross_entropy(wrapped(x), y).backward()
+        optimizer.pre_step()
+        summed = torch.cat([p.summed_grad.reshape(-1) for p in model.parameters()])
+        grad = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+        torch.testing.assert_close(grad, (summed + torch.from_numpy(reference.next().copy())) / 32)
+    assert optimizer.steps == 3 and len(optimizer.noise.buffers) == 1
+
+
+def test_dp_optimizer_matches_the_private_optimizer():
+    x, y = _data(32)
+    model = _mlp()
+    wrapped = opacus.GradSampleModule(model)
+    optimizer = DPOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), noise_multiplier=1.0, max_grad_norm=1e3,
+                            expected_batch_size=32, strategy=cn.BufferedToeplitz([0.9], [0.2]),
+                            noise_source=cn.step_normals(1, "same"))
+    twin = _mlp()
+    private = PrivateOptimizer(torch.optim.SGD(twin.parameters(), lr=0.1), twin,
+                               lambda out, target: F.cross_entropy(out, target, reduction="none"), clip=1e3,
+                               noise_multiplier=1.0, batch_size=32, strategy=cn.BufferedToeplitz([0.9], [0.2]),
+                               noise_source=cn.step_normals(1, "same"), per_example="vmap")
+    for _ in range(3):  # clip far above the norms: Opacus' clip factor clip / (norm + 1e-6) is then exactly 1
+        optimizer.zero_grad()
+        F.cross_entropy(wrapped(x), y).backward()
+        optimizer.step()
+        private.step(x, y)
+    for p, q in zip(model.parameters(), twin.parameters(), strict=True):
+        torch.testing.assert_close(p, q, rtol=1e-10, atol=1e-12)
+
+
+def test_opacus_accountants_are_refused():
+    model = _mlp()
+    optimizer = DPOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), noise_multiplier=1.0, max_grad_norm=1.0,
+                            expected_batch_size=8, strategy=cn.LambdaCGD(0.5), noise_source=cn.step_normals(0, "r"))
+    accountant = opacus.accountants.RDPAccountant()
+    with pytest.raises(TypeError, match="independent noise"):
+        optimizer.attach_step_hook(accountant.get_optimizer_hook_fn(sample_rate=0.1))
+
+
+def test_dp_optimizer_refuses_bad_input_before_any_step():
+    model = _mlp()
+    with pytest.raises(ValueError, match="max_grad_norm must be finite"):
+        DPOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), noise_multiplier=1.0, max_grad_norm=float("inf"),
+                    expected_batch_size=8, strategy=cn.LambdaCGD(0.5))
+    with pytest.raises(ValueError, match="noise_multiplier must be finite"):
+        DPOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), noise_multiplier=float("nan"), max_grad_norm=1.0,
+                    expected_batch_size=8, strategy=cn.LambdaCGD(0.5))
+    with pytest.raises(ValueError, match="num_steps is required"):
+        DPOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), noise_multiplier=1.0, max_grad_norm=1.0,
+                    expected_batch_size=8, strategy=cn.SquareRoot())
+
+
+def test_privacy_engine_trains_one_epoch_with_privdyn_sampler_and_accountant():
+    """An Opacus script with one line changed: privdyn's PrivacyEngine (fixed-size batches, lambda-CGD, zero-out)."""
+    from privdyn.torch import BatchSampler, PrivacyEngine
+
+    x, y = _data(400)
+    model = _mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=40)
+    engine = PrivacyEngine(strategy=cn.LambdaCGD(0.5), noise_source=cn.step_normals(0, "engine"),
+                           sampling_generator=np.random.default_rng(0))
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=2.0, max_grad_norm=1.0, epochs=1)
+    assert isinstance(loader.batch_sampler, BatchSampler) and loader.batch_sampler.sampler == "fixed_size"
+    losses = []
+    for xb, yb in loader:
+        assert xb.shape[0] == 40
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss))
+    assert optimizer.steps == 10 == engine.accountant.steps
+    assert np.isfinite(losses).all()
