@@ -20,6 +20,7 @@ from typer.exceptions import TyperException
 from privdyn.experiments import progress, registry, runner
 from privdyn.experiments.config import ConfigError, parse_overrides
 from privdyn.experiments.results import fails_strict
+from privdyn.plan._cli import plan_command
 
 __all__ = ["app", "main"]
 
@@ -214,6 +215,8 @@ def bench_command(
         typer.echo(f"{r.name}: {r.candidate} {r.candidate_median_s * 1e3:.3f} ms vs {r.reference} "
                    f"{r.reference_median_s * 1e3:.3f} ms (medians of {r.repeats}{items}) -> {r.ratio:.1f}x faster"
                    f"{target}")
+
+app.command("plan")(plan_command)
 
 
 def _one_line(text: str) -> str:
