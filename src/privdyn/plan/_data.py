@@ -3,7 +3,8 @@
 A dpgd plan needs the spectrum of Σ, the projections of θ* on its eigenspaces and the label noise ζ. From a data
 file (CSV with a header, .npy, or .parquet, one column of labels) they come from three second-moment statistics:
 S_xx = Σ_i x_i x_iᵀ, S_xy = Σ_i y_i x_i and S_yy = Σ_i y_i². Σ̂ = S_xx/n, θ̂ = Σ̂⁻¹S_xy/n (on the eigenvalues raised to a
-floor: 1e-6 of the largest, and under DP the noise matrix's spectral norm 2√d·s/n, below which an eigenvalue is noise) and ζ̂² = S_yy/n − θ̂ᵀS_xy/n, the residual variance of least squares.
+floor: 1e-6 of the largest and, under DP, the noise matrix's spectral norm 2√d·s/n, below which an eigenvalue is
+noise) and ζ̂² = S_yy/n − θ̂ᵀS_xy/n, the residual variance of least squares.
 
 * ``public_stats=True``: the statistics are computed exactly and the plan records that the user declared them
   public; no privacy is claimed for them.

@@ -40,7 +40,7 @@ def json_ready(value: Any) -> Any:
         return json_ready(value.item())
     if isinstance(value, float) and not math.isfinite(value):
         return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
-    if hasattr(value, "value") and isinstance(getattr(value, "value"), str):  # enums
+    if hasattr(value, "value") and isinstance(value.value, str):  # enums
         return value.value
     return value
 

@@ -13,11 +13,11 @@ describes d → ∞; at finite d the simulated mean sits off it by O(d^(-1/2)).
 ``polynomial`` η̃(0)(1 − t)^α (eq. 5.1) with α ∈ {½, 1, 2} (the exponents Assumption 2 covers that Figure 7 studies)
 and ``harmonic`` β/(t + τ) (eq. 5.18). For each, (c, η̃(0)) — and τ for the harmonic family, searched as
 (c, η̃(0) = β/τ, τ) so that η̃(0) ≤ 2/γ is a box bound (§5.1) — minimizes the ODE's final private risk. The number
-of ODE solves is what a plan costs, so the search is economical: the first family (α = 1, the cheapest ODE) maps the landscape
-on a 4 × 4 log grid (:func:`privdyn.tuning.minimize_final_risk`) and is refined by Nelder–Mead; every other family is
-refined by Nelder–Mead from the best point found so far. The search solves the ODE on the spectrum with eigenvalues
-within 1% merged (:meth:`privdyn.spectra.Spectrum.from_eigenvalues`) at ``rtol`` 1e-4; every reported risk is
-solved again on the exact spectrum at ``rtol`` 1e-6.
+of ODE solves is what a plan costs, so the search is economical: the first family (α = 1, the cheapest ODE) maps
+the landscape on a 4 × 4 log grid (:func:`privdyn.tuning.minimize_final_risk`) and is refined by Nelder–Mead; every
+other family is refined by Nelder–Mead from the best point found so far. The search solves the ODE on the spectrum
+with eigenvalues within 1% merged (:meth:`privdyn.spectra.Spectrum.from_eigenvalues`) at ``rtol`` 1e-4; every
+reported risk is solved again on the exact spectrum at ``rtol`` 1e-6.
 
 **Privacy.** Amplification by iteration (Proposition 4.1, after Feldman, Koren & Talwar 2020, arXiv 2005.04763,
 Theorem 3.1): with the calibrated σ_k the released θ_n is ρ²/2-zCDP for replace-one neighbours (label ``bound``),
@@ -360,7 +360,7 @@ def _search(objective: _Objective, candidates: Sequence[_Candidate], rho: float,
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", tuning.OptimumAtBoundWarning)
                 mapped = tuning.minimize_final_risk(
-                    lambda **p: objective(candidate, [p[n] for n in candidate.names], rho),
+                    lambda c=candidate, **p: objective(c, [p[n] for n in c.names], rho),
                     bounds={n: (math.exp(a), math.exp(b)) for n, a, b in zip(candidate.names, lo, hi, strict=True)},
                     grid_points=GRID_POINTS, starts=1, tol=LOCAL_TOLERANCE, max_local_evaluations=LOCAL_EVALUATIONS)
             z = np.log([mapped.optimum[n] for n in candidate.names])
@@ -535,9 +535,10 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: Any = "identit
         best = found[int(order[0])]
         from privdyn.dynamics import dpgd as engine
 
-        curve = engine.solve_risk_ode(spectrum=m.spectrum, target_projections=m.target_projections,
-                                      aspect_ratio=m.aspect_ratio, learning_rate=best.candidate.learning_rate(best.point),
-                                      clip=best.point[0], rho=train_rho, label_noise=m.label_noise, rtol=FINAL_RTOL)
+        curve = engine.solve_risk_ode(
+            spectrum=m.spectrum, target_projections=m.target_projections, aspect_ratio=m.aspect_ratio,
+            learning_rate=best.candidate.learning_rate(best.point), clip=best.point[0], rho=train_rho,
+            label_noise=m.label_noise, rtol=FINAL_RTOL)
     from privdyn.privacy.iteration import noise_calibration
 
     learning_rate = best.candidate.learning_rate(best.point)
