@@ -54,3 +54,10 @@ def test_bool_and_strings_are_type_errors():
         _check.positive(flag=True)
     with pytest.raises(TypeError, match="name"):
         _check.positive(name="abc")
+
+
+@pytest.mark.parametrize("text", ["1.0", b"2", np.array(["1.0"])])
+def test_text_is_not_a_number(text):
+    for check in (lambda v: _check.scalar(x=v), lambda v: _check.finite(x=v), lambda v: _check.positive(x=v)):
+        with pytest.raises(TypeError, match="x must be a real number"):
+            check(text)

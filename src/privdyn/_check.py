@@ -39,9 +39,16 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
+def _reject_text(name: str, value: Any) -> None:
+    """Strings are not numbers, even when NumPy would parse them ('1.0' would otherwise pass as 1.0)."""
+    if isinstance(value, str | bytes) or (isinstance(value, np.ndarray) and value.dtype.kind in "SU"):
+        raise TypeError(f"{name} must be a real number, not text; got {name}={value!r}.")
+
+
 def _as_float_array(name: str, value: Any) -> np.ndarray:
     if isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be a real number; got {name}={value!r} (a bool).")
+    _reject_text(name, value)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -152,6 +159,7 @@ def scalar(**named: Any) -> None:
     for name, value in named.items():
         if isinstance(value, bool | np.bool_):
             raise TypeError(f"{name} must be a real scalar; got {name}={value!r} (a bool).")
+        _reject_text(name, value)
         try:
             arr = np.asarray(value, dtype=float)
         except (TypeError, ValueError):

@@ -25,6 +25,8 @@ TABLE = [
     (10_000, 1_000, 1_000, 0.5, 1e-6, 134.178, [279.72, 399.60, 559.44, 932.40, 2797.20], 0.41),
 ]
 LAMBDAS = [0.0, 0.3, 0.5, 0.7, 0.9]
+FIXED = dict(sampler="fixed_size", neighboring="replace_one")
+POISSON = dict(sampler="poisson", neighboring="add_remove")
 
 
 def _kwargs(row):
@@ -92,7 +94,7 @@ def test_d9_kappa_through_the_accountant(row):
     """dp-accounting receives kappa / 2 (relative to the replace-one sensitivity 2 clip): epsilon 0.82/0.84/0.41."""
     n, batch_size, num_steps, _, delta = row[:5]
     kappa = cc.noise_multiplier_theorem_d9(**_kwargs(row)).value
-    result = cc.epsilon_dp_accounting(kappa, n=n, batch_size=batch_size, num_steps=num_steps, delta=delta)
+    result = cc.epsilon_dp_accounting(kappa, n=n, batch_size=batch_size, num_steps=num_steps, delta=delta, **FIXED)
     assert abs(result.value - row[7]) <= 0.005
     assert result.value < row[3]  # D.9 is conservative here (valid in these regimes, not in general)
     assert result.guarantee is Guarantee.BOUND and result.neighboring is NeighboringRelation.REPLACE_ONE
@@ -102,34 +104,73 @@ def test_reading_kappa_as_the_replace_one_multiplier_would_under_report():
     """The spec's counter-example: handing dp-accounting kappa itself claims 0.39 instead of 0.82 (row 1)."""
     n, batch_size, num_steps, _, delta = TABLE[0][:5]
     kappa = cc.noise_multiplier_theorem_d9(**_kwargs(TABLE[0])).value
-    wrong = cc.epsilon_dp_accounting(2 * kappa, n=n, batch_size=batch_size, num_steps=num_steps, delta=delta)
+    wrong = cc.epsilon_dp_accounting(2 * kappa, n=n, batch_size=batch_size, num_steps=num_steps, delta=delta,
+                                     **FIXED)
     assert abs(wrong.value - 0.39) <= 0.005
 
 
-def test_inverse_round_trip_without_replacement_and_poisson():
-    n, batch_size, num_steps, epsilon, delta = 10_000, 5_000, 100, 1.0, 1e-5
-    for sampling, relation in [("without_replacement", "replace_one"), ("poisson", "add_remove")]:
-        rtol = 1e-4
-        kappa = cc.noise_multiplier_dp_accounting(n=n, batch_size=batch_size, num_steps=num_steps, epsilon=epsilon,
-                                                  delta=delta, sampling=sampling, rtol=rtol)
-        assert kappa.guarantee is Guarantee.BOUND and kappa.neighboring is NeighboringRelation(relation)
-        kwargs = dict(n=n, batch_size=batch_size, num_steps=num_steps, delta=delta, sampling=sampling)
-        assert cc.epsilon_dp_accounting(kappa.value, **kwargs).value <= epsilon
-        assert cc.epsilon_dp_accounting(kappa.value / (1 + rtol), **kwargs).value > epsilon
+@pytest.mark.parametrize("setting", [
+    (10_000, 5_000, 100, 1.0, 1e-5),
+    (50_000, 500, 5_000, 1.0, 1e-5),
+    (10_000, 100, 2_000, 6.0, 1e-5),
+], ids=lambda s: f"n={s[0]},B={s[1]},T={s[2]},eps={s[3]}")
+@pytest.mark.parametrize("accounting", [FIXED, POISSON, dict(sampler="fixed_size", neighboring="zero_out")],
+                         ids=["fixed_size-replace_one", "poisson-add_remove", "fixed_size-zero_out"])
+def test_inverse_round_trip(setting, accounting):
+    """The calibration is safe (epsilon <= target by the forward accountant at its defaults) and tight: kappa
+    smaller by 1 + rtol gives more than the target, so it is the full calibration's kappa to rtol."""
+    n, batch_size, num_steps, epsilon, delta = setting
+    rtol = 1e-4
+    kappa = cc.noise_multiplier_dp_accounting(n=n, batch_size=batch_size, num_steps=num_steps, epsilon=epsilon,
+                                              delta=delta, rtol=rtol, **accounting)
+    assert kappa.guarantee is Guarantee.BOUND and kappa.sampler == accounting["sampler"]
+    assert kappa.neighboring is NeighboringRelation(accounting["neighboring"])
+    kwargs = dict(n=n, batch_size=batch_size, num_steps=num_steps, delta=delta, **accounting)
+    assert cc.epsilon_dp_accounting(kappa.value, **kwargs).value <= epsilon
+    assert cc.epsilon_dp_accounting(kappa.value / (1 + rtol), **kwargs).value > epsilon
+
+
+def test_fixed_size_zero_out_is_the_poisson_subsampled_gaussian():
+    """Theorem F.8's pair at lambda = 0: the same numbers as Poisson sampling at rate B/n."""
+    kwargs = dict(n=60_000, batch_size=256, num_steps=2_000, delta=1e-5)
+    fixed = cc.epsilon_dp_accounting(1.1, **kwargs, sampler="fixed_size", neighboring="zero_out")
+    poisson = cc.epsilon_dp_accounting(1.1, **kwargs, sampler="poisson", neighboring="zero_out")
+    assert fixed.value == poisson.value and "Theorem F.8" in fixed.source
+    assert fixed.neighboring is NeighboringRelation.ZERO_OUT and fixed.sampler == "fixed_size"
+
+
+def test_deprecated_sampling_spelling_keeps_its_defaults():
+    kwargs = dict(n=1_000, batch_size=50, num_steps=20, delta=1e-5)
+    with pytest.warns(DeprecationWarning, match="sampler="):
+        old = cc.epsilon_dp_accounting(2.0, **kwargs, sampling="without_replacement")
+    assert old.value == cc.epsilon_dp_accounting(2.0, **kwargs, **FIXED).value
+    with pytest.warns(DeprecationWarning):
+        old = cc.epsilon_dp_accounting(2.0, **kwargs, sampling="poisson")
+    assert old.neighboring is NeighboringRelation.ADD_REMOVE and old.sampler == "poisson"
+    with pytest.raises(ValueError, match="not both"):
+        cc.epsilon_dp_accounting(2.0, **kwargs, sampling="poisson", sampler="poisson")
+
+
+def test_sampler_and_relation_are_required():
+    """No silent default: fixed-size replace-one (118.7) and Poisson add-remove (6.19) differ 20-fold here."""
+    kwargs = dict(n=10_000, batch_size=100, num_steps=10_000, delta=1e-5)
+    with pytest.raises(ValueError, match="sampler is required"):
+        cc.epsilon_dp_accounting(1.0, **kwargs)
+    with pytest.raises(ValueError, match="neighboring is required"):
+        cc.epsilon_dp_accounting(1.0, **kwargs, sampler="poisson")
 
 
 def test_poisson_relations_and_rdp_versus_pld():
-    kwargs = dict(n=60_000, batch_size=256, num_steps=2_000, delta=1e-5, sampling="poisson")
-    add_remove = cc.epsilon_dp_accounting(1.1, **kwargs)
+    kwargs = dict(n=60_000, batch_size=256, num_steps=2_000, delta=1e-5, sampler="poisson")
+    add_remove = cc.epsilon_dp_accounting(1.1, **kwargs, neighboring="add_remove")
     zero_out = cc.epsilon_dp_accounting(1.1, **kwargs, neighboring="zero_out")
     assert zero_out.value == pytest.approx(add_remove.value, rel=1e-9)
     assert zero_out.neighboring is NeighboringRelation.ZERO_OUT
     orders = np.concatenate([np.linspace(1.5, 10.5, 19), np.arange(11, 64)])
-    rdp = cc.rdp_dp_accounting(1.1, n=60_000, batch_size=256, num_steps=2_000, renyi_orders=orders,
-                               sampling="poisson")
+    rdp = cc.rdp_dp_accounting(1.1, n=60_000, batch_size=256, num_steps=2_000, renyi_orders=orders, **POISSON)
     rdp_epsilon, _ = rdp_to_epsilon(orders, rdp.value, delta=1e-5)
     assert add_remove.value <= rdp_epsilon  # PLD is the tighter of two upper bounds
-    assert cc.epsilon_dp_accounting(0.0, **kwargs).value == math.inf
+    assert cc.epsilon_dp_accounting(0.0, **kwargs, neighboring="add_remove").value == math.inf
 
 
 def _wbk_theorem9_rdp(q, kappa, order):
@@ -168,14 +209,14 @@ def test_accountant_between_wbk_theorem9_and_an_exact_pair(kappa):
     n, batch_size, num_steps, delta = 1_000, 50, 3, 1e-5
     q = batch_size / n
     orders = np.arange(2, 33)
-    acc = cc.rdp_dp_accounting(kappa, n=n, batch_size=batch_size, num_steps=num_steps, renyi_orders=orders)
+    acc = cc.rdp_dp_accounting(kappa, n=n, batch_size=batch_size, num_steps=num_steps, renyi_orders=orders, **FIXED)
     upper = num_steps * np.array([_wbk_theorem9_rdp(q, kappa, int(a)) for a in orders])
     lower = num_steps * np.array([_pair_rdp(q, kappa, int(a)) for a in orders[PAIR_ORDERS]])
     assert np.all(acc.value <= upper * (1 + 1e-9))
     assert np.all(acc.value[PAIR_ORDERS] >= lower * (1 - 1e-9))
     # epsilon over the same integer orders and the same conversion
     eps_acc = cc.epsilon_dp_accounting(kappa, n=n, batch_size=batch_size, num_steps=num_steps, delta=delta,
-                                       renyi_orders=orders.tolist()).value
+                                       renyi_orders=orders.tolist(), **FIXED).value
     eps_wbk, _ = rdp_to_epsilon(orders, upper, delta=delta)
     assert eps_acc <= eps_wbk * (1 + 1e-12)
     # the j = 2 term dominates at high noise: the two agree closely there
@@ -191,18 +232,20 @@ def test_accountant_between_wbk_theorem9_and_an_exact_pair(kappa):
     (dict(num_steps=float("nan")), "num_steps must be finite"),
     (dict(delta=float("nan")), "delta"),
     (dict(delta=0.0), "delta"),
-    (dict(sampling="shuffle"), "sampling"),
+    (dict(sampler="shuffle"), "sampler"),
+    (dict(sampler="without_replacement"), "sampler"),
     (dict(neighboring="add_remove"), "neighboring"),
-    (dict(sampling="poisson", neighboring="replace_one"), "neighboring"),
+    (dict(sampler="poisson", neighboring="replace_one"), "neighboring"),
 ])
 def test_accountant_bad_input(kwargs, name):
-    args = dict(noise_multiplier=2.0, n=1_000, batch_size=10, num_steps=5, delta=1e-5) | kwargs
+    args = dict(noise_multiplier=2.0, n=1_000, batch_size=10, num_steps=5, delta=1e-5, **FIXED) | kwargs
     with pytest.raises(ValueError, match=name):
         cc.epsilon_dp_accounting(args.pop("noise_multiplier"), **args)
 
 
 def test_inverse_bad_input():
     with pytest.raises(ValueError, match="epsilon"):
-        cc.noise_multiplier_dp_accounting(n=1_000, batch_size=10, num_steps=5, epsilon=-1.0, delta=1e-5)
+        cc.noise_multiplier_dp_accounting(n=1_000, batch_size=10, num_steps=5, epsilon=-1.0, delta=1e-5, **FIXED)
     with pytest.raises(ValueError, match="rtol"):
-        cc.noise_multiplier_dp_accounting(n=1_000, batch_size=10, num_steps=5, epsilon=1.0, delta=1e-5, rtol=0.0)
+        cc.noise_multiplier_dp_accounting(n=1_000, batch_size=10, num_steps=5, epsilon=1.0, delta=1e-5, rtol=0.0,
+                                          **FIXED)

@@ -560,7 +560,9 @@ class Calibration(Experiment):
     @staticmethod
     def _dp_accounting_unit(config: CalibrationConfig, sampling: str, eps: float) -> dict[str, Any]:
         sizes = {k: getattr(config, k) for k in ("n", "batch_size", "num_steps")}
-        loss = calibration.noise_multiplier_dp_accounting(epsilon=eps, delta=config.delta, sampling=sampling,
+        sampler = "fixed_size" if sampling == "without_replacement" else "poisson"
+        loss = calibration.noise_multiplier_dp_accounting(epsilon=eps, delta=config.delta, sampler=sampler,
+                                                          neighboring=dict(DP_ACCOUNTING_SAMPLINGS)[sampling],
                                                           rtol=config.calibration_rtol, **sizes)
         kappa = float(loss.value)
         below = kappa / (1.0 + config.calibration_rtol)
@@ -570,7 +572,8 @@ class Calibration(Experiment):
                "kappa_below": below}
         if sampling == "without_replacement":  # D.9 is heuristic: what does the tight accountant say of its kappa?
             d9 = float(calibration.noise_multiplier_theorem_d9(epsilon=eps, delta=config.delta, **sizes).value)
-            out["d9_epsilon"] = float(calibration.epsilon_dp_accounting(d9, delta=config.delta, **sizes).value)
+            out["d9_epsilon"] = float(calibration.epsilon_dp_accounting(d9, delta=config.delta, sampler="fixed_size",
+                                                                        neighboring="replace_one", **sizes).value)
         return out
 
     @staticmethod
@@ -580,9 +583,11 @@ class Calibration(Experiment):
         d9 = float(calibration.noise_multiplier_theorem_d9(epsilon=eps, delta=delta, **sizes).value)
         f12 = [float(calibration.noise_multiplier_theorem_f12(lam, epsilon=eps, delta=delta, **sizes).value)
                for lam in _TABLE_LAMBDAS]
+        fixed_size = {"sampler": "fixed_size", "neighboring": "replace_one"}
         out = {"d9": d9, "f12": f12,
-               "epsilon_half": float(calibration.epsilon_dp_accounting(d9, delta=delta, **sizes).value),
-               "epsilon_full": float(calibration.epsilon_dp_accounting(2.0 * d9, delta=delta, **sizes).value)}
+               "epsilon_half": float(calibration.epsilon_dp_accounting(d9, delta=delta, **fixed_size, **sizes).value),
+               "epsilon_full": float(calibration.epsilon_dp_accounting(2.0 * d9, delta=delta, **fixed_size,
+                                                                      **sizes).value)}
         if row == 0:
             out["f12_min_steps"] = _smallest_accepted_steps(n=n, batch_size=batch_size, epsilon=eps, delta=delta)
         return out

@@ -158,7 +158,7 @@ def f12_noise_multiplier_reference(noise_correlation: float, *, n: int, batch_si
 @functools.lru_cache(maxsize=64)
 def _dp_accounting_kappa(n: int, batch_size: int, num_steps: int, epsilon: float, delta: float) -> float:
     return float(cal.noise_multiplier_dp_accounting(n=n, batch_size=batch_size, num_steps=num_steps, epsilon=epsilon,
-                                                    delta=delta))
+                                                    delta=delta, sampler="fixed_size", neighboring="replace_one"))
 
 
 def _f12_applies(n: int, batch_size: int, num_steps: int, epsilon: float, delta: float) -> tuple[bool, str]:

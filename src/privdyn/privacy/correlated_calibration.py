@@ -15,30 +15,34 @@ Three calibrations, which answer different questions:
   ``heuristic``: its RDP constant ``c_sgm = 8`` keeps only the leading term of Wang-Balle-Kasiviswanathan's
   Theorem 9 and is not an upper bound in general. Scales like ``(B / n)^2 T``; the two formulas do not agree
   as lambda -> 0.
-* :func:`epsilon_dp_accounting` / :func:`noise_multiplier_dp_accounting` (lambda = 0): dp-accounting's RDP
-  accountant for fixed-size sampling without replacement under ``replace_one`` (Wang, Balle & Kasiviswanathan
-  2019, arXiv 1808.00087, Theorem 27 with Corollary 10 at fractional orders), or its PLD accountant for Poisson
-  sampling under ``add_remove`` / ``zero_out``. dp-accounting's noise multiplier is the noise std divided by the
+* :func:`epsilon_dp_accounting` / :func:`noise_multiplier_dp_accounting` (lambda = 0), with a required
+  ``sampler`` and neighbouring relation: dp-accounting's RDP accountant for ``sampler="fixed_size"`` under
+  ``replace_one`` (Wang, Balle & Kasiviswanathan 2019, arXiv 1808.00087, Theorem 27 with Corollary 10 at
+  fractional orders), or its PLD accountant for ``sampler="poisson"`` under ``add_remove`` / ``zero_out`` and for
+  ``sampler="fixed_size"`` under ``zero_out`` (Theorem F.8's dominating pair at lambda = 0 is the
+  Poisson-subsampled Gaussian at rate B/n). dp-accounting's noise multiplier is the noise std divided by the
   L2 sensitivity *under the relation*: ``kappa / 2`` under ``replace_one`` (sensitivity ``2 clip``), ``kappa``
-  otherwise.
+  otherwise. The old ``sampling="without_replacement"`` spelling still works, with a deprecation warning.
+
+Which of these a DP-SGD run may use is decided by :mod:`privdyn.privacy.accounting` (the allow-list).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from privdyn import _check
-from privdyn.privacy import conversions
+from privdyn.privacy import _calibration_search as search
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
 
 __all__ = [
     "F12_CONSTANTS",
-    "SAMPLINGS",
+    "SAMPLERS",
     "noise_multiplier_theorem_f12",
     "noise_multiplier_theorem_d9",
     "rdp_dp_accounting",
@@ -49,7 +53,7 @@ __all__ = [
 F12_CONSTANTS = {8.0: "theorem_f12", 2.0: "theorem_f12_proved"}
 """The leading constant of Theorem F.12: 8 as stated, 2 as its proof gives (``accountant`` names)."""
 
-SAMPLINGS = ("without_replacement", "poisson")
+SAMPLERS = ("fixed_size", "poisson")
 """Batch samplers of the dp-accounting path: the paper's fixed-size batches, or Poisson sampling with rate B/n."""
 
 _PAPER = "Wang et al., arXiv 2605.12648v1"
@@ -175,39 +179,57 @@ def noise_multiplier_theorem_d9(*, n: int, batch_size: int, num_steps: int, epsi
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _relation(sampling: str, neighboring: Any) -> NeighboringRelation:
-    _check.one_of(SAMPLINGS, sampling=sampling)
+_DEPRECATED_SAMPLINGS = {"without_replacement": "fixed_size", "poisson": "poisson"}
+
+
+def _resolve_sampler(sampler: str | None, sampling: str | None, neighboring: Any) -> tuple[str, Any]:
+    """The sampler, from ``sampler`` or the deprecated ``sampling`` spelling (which keeps its default relation)."""
+    if sampling is not None:
+        if sampler is not None:
+            raise ValueError(f"give sampler (got sampler={sampler!r}) or its deprecated spelling sampling (got "
+                             f"sampling={sampling!r}), not both.")
+        _check.one_of(tuple(_DEPRECATED_SAMPLINGS), sampling=sampling)
+        warnings.warn("sampling= is deprecated; use sampler='fixed_size' (was 'without_replacement') or "
+                      "sampler='poisson', and name the neighbouring relation.", DeprecationWarning, stacklevel=3)
+        sampler = _DEPRECATED_SAMPLINGS[sampling]
+        if neighboring is None:
+            neighboring = "replace_one" if sampler == "fixed_size" else "add_remove"
+    if sampler is None:
+        raise ValueError(f"sampler is required: one of {SAMPLERS!r} (fixed-size batches without replacement, or "
+                         "Poisson sampling at rate batch_size / n).")
+    _check.one_of(SAMPLERS, sampler=sampler)
     if neighboring is None:
-        return NeighboringRelation.REPLACE_ONE if sampling == "without_replacement" else NeighboringRelation.ADD_REMOVE
+        raise ValueError(f"neighboring is required with sampler={sampler!r}: one of "
+                         f"{tuple(r.value for r in _SUPPORTED[sampler])!r}.")
+    return sampler, neighboring
+
+
+_SUPPORTED = {
+    "fixed_size": (NeighboringRelation.REPLACE_ONE, NeighboringRelation.ZERO_OUT),
+    "poisson": (NeighboringRelation.ADD_REMOVE, NeighboringRelation.ZERO_OUT),
+}
+"""The relations each sampler is accounted under (see the module docstring)."""
+
+
+def _relation(sampler: str, neighboring: Any) -> NeighboringRelation:
     try:
         relation = NeighboringRelation(neighboring)
     except ValueError:
         choices = ", ".join(repr(r.value) for r in NeighboringRelation)
         raise ValueError(f"neighboring must be one of {choices}; got neighboring={neighboring!r}.") from None
-    if sampling == "without_replacement" and relation is not NeighboringRelation.REPLACE_ONE:
-        raise ValueError("neighboring must be 'replace_one' for sampling='without_replacement' (fixed-size batches "
-                         f"keep n public); got neighboring={relation.value!r}.")
-    if sampling == "poisson" and relation is NeighboringRelation.REPLACE_ONE:
-        raise ValueError("neighboring must be 'add_remove' or 'zero_out' for sampling='poisson' (dp-accounting's "
-                         f"Poisson accountants); got neighboring={relation.value!r}.")
+    if relation not in _SUPPORTED[sampler]:
+        allowed = " or ".join(repr(r.value) for r in _SUPPORTED[sampler])
+        raise ValueError(f"neighboring must be {allowed} for sampler={sampler!r}; got "
+                         f"neighboring={relation.value!r}.")
     return relation
 
 
-def _event(noise_multiplier: float, n: int, batch_size: int, num_steps: int, sampling: str,
-           relation: NeighboringRelation):
-    import dp_accounting
-
-    # dp-accounting's multiplier: std / (L2 sensitivity of the sum under the relation); 2 clip under replace-one.
-    z = noise_multiplier / 2.0 if relation is NeighboringRelation.REPLACE_ONE else noise_multiplier
-    gaussian = dp_accounting.GaussianDpEvent(z)
-    if sampling == "without_replacement":
-        step = dp_accounting.SampledWithoutReplacementDpEvent(n, batch_size, gaussian)
-    else:
-        step = dp_accounting.PoissonSampledDpEvent(batch_size / n, gaussian)
-    return dp_accounting.SelfComposedDpEvent(step, num_steps)
+def _uses_pld(sampler: str, relation: NeighboringRelation) -> bool:
+    """Poisson sampling, and fixed-size sampling under zero-out (Theorem F.8's pair at lambda = 0), use the PLD."""
+    return sampler == "poisson" or relation is NeighboringRelation.ZERO_OUT
 
 
-def _dp_relation(relation: NeighboringRelation):
+def _dp_relation(relation: NeighboringRelation) -> Any:
     import dp_accounting
 
     rel = dp_accounting.NeighboringRelation
@@ -221,166 +243,131 @@ def _noise_multiplier(noise_multiplier: Any) -> float:
     return float(noise_multiplier)
 
 
-def _source(sampling: str, relation: NeighboringRelation, method: str) -> str:
-    return (f"dp-accounting {method}, lambda = 0 (DP-SGD), {sampling.replace('_', ' ')} sampling, "
+def _source(sampler: str, relation: NeighboringRelation, method: str) -> str:
+    if sampler == "fixed_size" and relation is NeighboringRelation.ZERO_OUT:
+        return (f"{_PAPER}, Theorem F.8's dominating pair at lambda = 0 (the Poisson-subsampled Gaussian at rate "
+                f"batch_size / n), dp-accounting {method}; fixed-size batches, zero-out neighbours; dp-accounting "
+                "noise multiplier = kappa")
+    return (f"dp-accounting {method}, lambda = 0 (DP-SGD), {sampler.replace('_', '-')} sampling, "
             f"{relation.value} neighbours; dp-accounting noise multiplier = kappa"
             f"{' / 2' if relation is NeighboringRelation.REPLACE_ONE else ''}")
 
 
 def rdp_dp_accounting(noise_multiplier: float, *, n: int, batch_size: int, num_steps: int,
-                      renyi_orders: Sequence[float] | np.ndarray, sampling: str = "without_replacement",
-                      neighboring: str | NeighboringRelation | None = None) -> PrivacyLoss:
+                      renyi_orders: Sequence[float] | np.ndarray, sampler: str | None = None,
+                      neighboring: str | NeighboringRelation | None = None,
+                      sampling: str | None = None) -> PrivacyLoss:
     """The RDP curve of T steps of DP-SGD (lambda = 0) from dp-accounting's RDP accountant.
 
-    Without replacement: Wang, Balle & Kasiviswanathan 2019 (arXiv 1808.00087) Theorem 27 at integer orders and
-    its Corollary 10 interpolation at fractional ones (both upper bounds), ``replace_one``. Poisson: Mironov,
-    Talwar & Zhang 2019 (arXiv 1908.10530), ``add_remove`` (or ``zero_out``, the same numbers).
+    ``sampler="fixed_size"`` with ``replace_one`` neighbours: Wang, Balle & Kasiviswanathan 2019 (arXiv
+    1808.00087) Theorem 27 at integer orders and its Corollary 10 interpolation at fractional ones (both upper
+    bounds). ``sampler="poisson"`` (``add_remove`` or ``zero_out``, the same numbers), or ``"fixed_size"`` under
+    ``zero_out`` (Theorem F.8's pair at lambda = 0, the Poisson-subsampled Gaussian at rate B/n): Mironov, Talwar
+    & Zhang 2019 (arXiv 1908.10530). ``sampling`` is the deprecated spelling of ``sampler``
+    (``"without_replacement"`` was ``"fixed_size"``).
 
     Returns:
         ``PrivacyLoss(value=rdp_epsilons (array over renyi_orders), guarantee="bound", quantity="rdp_epsilon")``.
     """
+    sampler, neighboring = _resolve_sampler(sampler, sampling, neighboring)
     kappa = _noise_multiplier(noise_multiplier)
     n, batch_size, num_steps = _sizes(n, batch_size, num_steps)
-    relation = _relation(sampling, neighboring)
+    relation = _relation(sampler, neighboring)
     orders = np.atleast_1d(np.asarray(renyi_orders, dtype=float))
     _check.finite(renyi_orders=orders)
     if orders.ndim != 1 or np.any(orders <= 1.0):
         raise ValueError(f"renyi_orders must be a 1-D sequence of orders > 1; got renyi_orders={orders!r}.")
     if kappa == 0.0:
         value = np.full(orders.shape, np.inf)
+    elif _uses_pld(sampler, relation):
+        value = search.poisson_rdp(kappa, batch_size / n, num_steps, orders, _dp_relation(relation))
     else:
-        from dp_accounting import rdp
-
-        accountant = rdp.RdpAccountant(orders=orders.tolist(), neighboring_relation=_dp_relation(relation))
-        accountant.compose(_event(kappa, n, batch_size, num_steps, sampling, relation))
-        value = np.asarray(accountant.rdp, dtype=float)
+        value = search.wor_rdp(kappa / 2.0, n, batch_size, num_steps, orders)
     return PrivacyLoss(value=value, guarantee=Guarantee.BOUND, quantity="rdp_epsilon", neighboring=relation,
-                       source=_source(sampling, relation, "RDP accountant"))
+                       sampler=sampler, source=_source(sampler, relation, "RDP accountant"))
 
 
-def _epsilon_value(kappa: float, n: int, batch_size: int, num_steps: int, delta: float, sampling: str,
+def _epsilon_value(kappa: float, n: int, batch_size: int, num_steps: int, delta: float, sampler: str,
                    relation: NeighboringRelation, renyi_orders: Sequence[float] | None) -> float:
     if kappa == 0.0:
         return math.inf
-    if sampling == "poisson":
-        from dp_accounting import pld
-
-        accountant = pld.PLDAccountant(neighboring_relation=_dp_relation(relation))
-        accountant.compose(_event(kappa, n, batch_size, num_steps, sampling, relation))
-        return float(accountant.get_epsilon(delta))
-    from dp_accounting import rdp
-
-    orders = rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS if renyi_orders is None else renyi_orders
-    curve = rdp_dp_accounting(kappa, n=n, batch_size=batch_size, num_steps=num_steps, renyi_orders=orders,
-                              sampling=sampling, neighboring=relation)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # an optimum at the edge of the order grid is still a valid bound
-        epsilon, _ = conversions.rdp_to_epsilon(np.asarray(orders, dtype=float), curve.value, delta=delta)
-    return epsilon
+    if _uses_pld(sampler, relation):
+        return search.pld_epsilon(kappa, sampling_prob=batch_size / n, num_steps=num_steps, delta=delta,
+                                  relation=_dp_relation(relation))
+    return search.wor_rdp_epsilon(kappa / 2.0, n=n, batch_size=batch_size, num_steps=num_steps, delta=delta,
+                                  orders=renyi_orders)[0]
 
 
 def epsilon_dp_accounting(noise_multiplier: float, *, n: int, batch_size: int, num_steps: int, delta: float,
-                          sampling: str = "without_replacement",
-                          neighboring: str | NeighboringRelation | None = None,
-                          renyi_orders: Sequence[float] | None = None) -> PrivacyLoss:
+                          sampler: str | None = None, neighboring: str | NeighboringRelation | None = None,
+                          renyi_orders: Sequence[float] | None = None, sampling: str | None = None) -> PrivacyLoss:
     """epsilon of T steps of DP-SGD (lambda = 0) with noise multiplier kappa (relative to the clip).
 
-    ``sampling="without_replacement"`` (the kan paper's batches; ``replace_one``): the RDP curve of
-    :func:`rdp_dp_accounting` converted by Balle et al. 2020 (arXiv 1905.09982) Theorem 21
-    (:func:`privdyn.privacy.conversions.rdp_to_epsilon`, rounded up), minimized over ``renyi_orders``
-    (dp-accounting's default grid if None). ``sampling="poisson"`` (rate B/n; ``add_remove`` by default, or
-    ``zero_out``): dp-accounting's PLD accountant (pessimistic discretization, an upper bound).
+    ``sampler`` and ``neighboring`` are required (``sampling`` is their deprecated spelling, which defaulted the
+    relation):
+
+    * ``"fixed_size"``, ``"replace_one"`` (the kan paper's batches): the RDP curve of :func:`rdp_dp_accounting`
+      converted by Balle et al. 2020 (arXiv 1905.09982) Theorem 21 (:func:`privdyn.privacy.conversions.
+      rdp_to_epsilon`, rounded up), minimized over ``renyi_orders`` (dp-accounting's default grid if None);
+    * ``"fixed_size"``, ``"zero_out"``: Theorem F.8's dominating pair at lambda = 0, the Poisson-subsampled
+      Gaussian at rate B/n, by dp-accounting's PLD;
+    * ``"poisson"``, ``"add_remove"`` or ``"zero_out"``: dp-accounting's PLD (pessimistic discretization, an upper
+      bound).
 
     Returns:
-        ``PrivacyLoss(value=epsilon, guarantee="bound", quantity="epsilon", neighboring=...)``; ``inf`` for
-        kappa = 0.
+        ``PrivacyLoss(value=epsilon, guarantee="bound", quantity="epsilon", neighboring=..., sampler=...)``;
+        ``inf`` for kappa = 0.
     """
+    sampler, neighboring = _resolve_sampler(sampler, sampling, neighboring)
     kappa = _noise_multiplier(noise_multiplier)
     n, batch_size, num_steps = _sizes(n, batch_size, num_steps)
     _check.scalar(delta=delta)
     _check.finite(delta=delta)
     _check.in_range(0.0, 1.0, closed="neither", delta=delta)
-    relation = _relation(sampling, neighboring)
-    value = _epsilon_value(kappa, n, batch_size, num_steps, float(delta), sampling, relation, renyi_orders)
-    method = "PLD accountant" if sampling == "poisson" else "RDP accountant (Balle et al. 2020 conversion)"
+    relation = _relation(sampler, neighboring)
+    value = _epsilon_value(kappa, n, batch_size, num_steps, float(delta), sampler, relation, renyi_orders)
+    method = ("PLD accountant" if _uses_pld(sampler, relation)
+              else "RDP accountant (Balle et al. 2020 conversion)")
     return PrivacyLoss(value=value, guarantee=Guarantee.BOUND, quantity="epsilon", neighboring=relation,
-                       source=_source(sampling, relation, method))
-
-
-def _smallest_safe(fn: Callable[[float], float], target: float, guess: float, rtol: float) -> float:
-    """The upper end ``hi`` of a bracket ``fn(lo) > target >= fn(hi)`` with ``hi / lo - 1 <= rtol``.
-
-    Regula falsi in (log kappa, log epsilon) with the Illinois modification, falling back to bisection; only
-    evaluated points enter the bracket, so ``fn(hi) <= target`` holds exactly as computed.
-    """
-    hi = guess
-    f_hi = fn(hi)
-    lo, f_lo = hi, f_hi
-    if f_hi > target:
-        while f_hi > target:
-            lo, f_lo = hi, f_hi
-            hi *= 4.0
-            if hi > 1e12:
-                raise ValueError(f"no noise multiplier up to 1e12 reaches epsilon={target!r}.")
-            f_hi = fn(hi)
-    else:
-        while f_lo <= target:
-            hi, f_hi = lo, f_lo
-            lo /= 4.0
-            if lo < 1e-12:
-                return hi
-            f_lo = fn(lo)
-    x_lo, x_hi = math.log(lo), math.log(hi)
-    g_lo = math.log(f_lo / target) if math.isfinite(f_lo) else math.inf
-    g_hi = math.log(f_hi / target) if f_hi > 0 else -math.inf
-    side = 0
-    while x_hi - x_lo > math.log1p(rtol):
-        if math.isfinite(g_lo) and math.isfinite(g_hi) and g_lo != g_hi:
-            x = x_hi - g_hi * (x_hi - x_lo) / (g_hi - g_lo)
-            width = x_hi - x_lo
-            x = min(max(x, x_lo + 0.01 * width), x_hi - 0.01 * width)
-        else:
-            x = 0.5 * (x_lo + x_hi)
-        f = fn(math.exp(x))
-        g = math.log(f / target) if math.isfinite(f) and f > 0 else (math.inf if f > 0 else -math.inf)
-        if f <= target:
-            x_hi, g_hi = x, g
-            if side == -1:
-                g_lo *= 0.5
-            side = -1
-        else:
-            x_lo, g_lo = x, g
-            if side == 1:
-                g_hi *= 0.5
-            side = 1
-    return math.exp(x_hi)
+                       sampler=sampler, source=_source(sampler, relation, method))
 
 
 def noise_multiplier_dp_accounting(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: float,
-                                   sampling: str = "without_replacement",
+                                   sampler: str | None = None,
                                    neighboring: str | NeighboringRelation | None = None,
-                                   rtol: float = 1e-4) -> PrivacyLoss:
+                                   rtol: float = 1e-4, sampling: str | None = None) -> PrivacyLoss:
     """The inverse of :func:`epsilon_dp_accounting`: a kappa whose epsilon is <= the target, within ``rtol``.
 
-    The returned kappa was evaluated and gives ``epsilon_dp_accounting(kappa) <= epsilon``; a kappa smaller by
-    the factor ``1 + rtol`` gives more than epsilon (a bracket of evaluated points). Start: Theorem D.9's kappa.
+    The returned kappa was evaluated by a valid accountant and gives epsilon <= the target (``source`` says which
+    evaluation). It is within ``rtol`` of the smallest such kappa of :func:`epsilon_dp_accounting`:
+
+    * RDP (fixed-size, replace-one): the search runs on a window of Renyi orders around the optimum (each
+      evaluation a valid bound), widened until the optimal order is interior, so the result is the full-grid
+      calibration; the bracket ``kappa / (1 + rtol)`` exceeds the target over that window.
+    * PLD: a search on the Richardson-extrapolated epsilon at a coarse discretization, then secant steps at the
+      coarsest discretization whose excess moves kappa by at most ``rtol / 4`` (never finer than dp-accounting's
+      default ``1e-4``); the result's epsilon at that discretization (pessimistic, an upper bound) is <= the target.
+      See :mod:`privdyn.privacy._calibration_search`.
 
     Returns:
-        ``PrivacyLoss(value=kappa, guarantee="bound", quantity="noise_multiplier", neighboring=...)``.
+        ``PrivacyLoss(value=kappa, guarantee="bound", quantity="noise_multiplier", neighboring=..., sampler=...)``.
     """
+    sampler, neighboring = _resolve_sampler(sampler, sampling, neighboring)
     n, batch_size, num_steps = _sizes(n, batch_size, num_steps)
     eps, dlt = _epsilon_delta(epsilon, delta)
     _check.scalar(rtol=rtol)
     _check.in_range(1e-12, 1.0, closed="both", rtol=rtol)
-    relation = _relation(sampling, neighboring)
-    guess = float(noise_multiplier_theorem_d9(n=n, batch_size=batch_size, num_steps=num_steps, epsilon=eps,
-                                              delta=dlt).value)
-
-    def fn(kappa: float) -> float:
-        return _epsilon_value(kappa, n, batch_size, num_steps, dlt, sampling, relation, None)
-
-    kappa = _smallest_safe(fn, eps, max(guess, 1e-3), float(rtol))
-    method = "PLD accountant" if sampling == "poisson" else "RDP accountant"
+    relation = _relation(sampler, neighboring)
+    if _uses_pld(sampler, relation):
+        kappa, achieved, interval = search.calibrate_pld(sampling_prob=batch_size / n, num_steps=num_steps,
+                                                         epsilon=eps, delta=dlt, relation=_dp_relation(relation),
+                                                         rtol=float(rtol))
+        method = f"PLD accountant (value discretization {interval:.3g})"
+    else:
+        z, achieved = search.calibrate_wor_rdp(n=n, batch_size=batch_size, num_steps=num_steps, epsilon=eps,
+                                               delta=dlt, rtol=float(rtol))
+        kappa, method = 2.0 * z, "RDP accountant"
     return PrivacyLoss(value=kappa, guarantee=Guarantee.BOUND, quantity="noise_multiplier", neighboring=relation,
-                       source=_source(sampling, relation, method) + f"; calibrated to epsilon={eps!r}, "
-                              f"delta={dlt!r} (rtol {float(rtol):g})")
+                       sampler=sampler,
+                       source=_source(sampler, relation, method) + f"; calibrated to epsilon={eps!r}, "
+                              f"delta={dlt!r} (rtol {float(rtol):g}); epsilon at kappa = {achieved:.6g}")

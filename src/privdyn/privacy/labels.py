@@ -12,7 +12,12 @@ import enum
 
 import numpy as np
 
-__all__ = ["Guarantee", "NeighboringRelation", "PrivacyLoss"]
+__all__ = ["SAMPLERS", "Guarantee", "NeighboringRelation", "PrivacyLoss"]
+
+SAMPLERS = ("fixed_size", "poisson", "shuffle")
+"""How records join the steps of a training run: a fixed-size batch drawn without replacement at every step,
+Poisson sampling (each record joins each step independently with probability ``sampling_prob``), or one shuffled
+pass split into batches."""
 
 
 class Guarantee(enum.StrEnum):
@@ -55,6 +60,8 @@ class PrivacyLoss:
         quantity: what ``value`` measures, e.g. ``"rdp_epsilon"``, ``"epsilon"``, ``"noise_scale"``.
         neighboring: the neighbouring relation the number refers to.
         source: the result implemented (paper, arXiv id, theorem), and assumptions.
+        sampler: how records join the steps, where the number depends on it (``"fixed_size"``, ``"poisson"``,
+            ``"shuffle"``; ARCHITECTURE.md's ``sampler`` vocabulary), else None.
     """
 
     value: float | np.ndarray
@@ -62,10 +69,13 @@ class PrivacyLoss:
     quantity: str = "rdp_epsilon"
     neighboring: NeighboringRelation = NeighboringRelation.REPLACE_ONE
     source: str = ""
+    sampler: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "guarantee", Guarantee(self.guarantee))
         object.__setattr__(self, "neighboring", NeighboringRelation(self.neighboring))
+        if self.sampler is not None and self.sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {SAMPLERS!r} or None; got sampler={self.sampler!r}.")
 
     def __float__(self) -> float:
         return float(np.asarray(self.value).item())
