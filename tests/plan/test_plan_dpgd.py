@@ -12,6 +12,7 @@ from dp_accounting import rdp
 
 import privdyn.plan
 from privdyn.dynamics import dpgd as engine
+from privdyn.plan import _dpgd
 from privdyn.privacy.iteration import noise_calibration, privacy_level
 from privdyn.spectra import Spectrum, isotropic_target
 
@@ -68,28 +69,37 @@ def test_predicted_risk_is_the_ode_at_the_chosen_hyperparameters(plan) -> None:
 def test_the_chosen_point_is_a_local_minimum_of_the_ode(plan) -> None:
     """Moving clip or the initial learning rate by 20% does not lower the ODE risk by more than the tolerance."""
     m, h = plan.model, plan.hyperparameters
-    module = sys.modules["privdyn.plan.dpgd"]  # the module (privdyn.plan.dpgd is the planning function)
     cand = plan.chosen
     base = list(cand.names)
     point = [h["clip"], h["initial_learning_rate"]] + ([h["harmonic_offset"]] if "harmonic_offset" in h else [])
-    best = module._final_risk(m, cand, point, plan.rho)
+    best = _dpgd._final_risk(m, cand, point, plan.rho)
     for i in range(2):
         for factor in (0.8, 1.25):
             moved = list(point)
             moved[i] *= factor
             if i == 1 and moved[1] > 2 / m.aspect_ratio:
                 continue
-            assert module._final_risk(m, cand, moved, plan.rho) >= best * (1 - 2e-3), (base[i], factor)
+            assert _dpgd._final_risk(m, cand, moved, plan.rho) >= best * (1 - 2e-3), (base[i], factor)
 
 
-def test_family_name_stays_the_function_after_importing_the_module() -> None:
-    from privdyn.plan.dpgd import DPGDPlan  # noqa: F401
+def test_family_names_are_the_planning_functions() -> None:
+    import importlib
 
-    assert callable(privdyn.plan.dpgd) and privdyn.plan.dpgd.__name__ == "dpgd"
+    from privdyn.plan._dpgd import DPGDPlan  # noqa: F401
+
+    for family in privdyn.plan.FAMILIES:
+        function = getattr(privdyn.plan, family)
+        assert callable(function) and function.__name__ == family
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("privdyn.plan.dpgd")  # the module is privdyn.plan._dpgd
 
 
 def test_import_plan_does_not_import_matplotlib() -> None:
-    code = "import sys, privdyn.plan; privdyn.plan.dpgd; assert 'matplotlib' not in sys.modules"
+    code = ("import sys, privdyn.plan\n"
+            "heavy = [m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy', 'matplotlib', 'dp_accounting')]\n"
+            "assert not heavy, heavy\n"
+            "privdyn.plan.dpgd, privdyn.plan.dpsgd\n"
+            "assert 'matplotlib' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -97,7 +107,7 @@ def test_spectrum_file_is_rescaled_to_trace_d(tmp_path) -> None:
     path = tmp_path / "eig.txt"
     values = np.linspace(0.5, 3.0, 30)
     np.savetxt(path, values)
-    m = sys.modules["privdyn.plan.dpgd"].model(n=600, spectrum=str(path), label_noise=0.3, target_norm=2.0)
+    m = _dpgd.model(n=600, spectrum=str(path), label_noise=0.3, target_norm=2.0)
     assert m.d == 30 and math.isclose(m.spectrum.trace, 30.0)
     assert math.isclose(m.feature_scale, math.sqrt(30 / values.sum()))
     # theta* in the rescaled units has norm target_norm / feature_scale
@@ -105,7 +115,7 @@ def test_spectrum_file_is_rescaled_to_trace_d(tmp_path) -> None:
 
 
 def test_identity_matches_hand_built_model() -> None:
-    m = sys.modules["privdyn.plan.dpgd"].model(n=100, d=10, spectrum="identity", label_noise=1.0)
+    m = _dpgd.model(n=100, d=10, spectrum="identity", label_noise=1.0)
     sp = Spectrum.identity(10)
     assert np.allclose(m.target_projections, isotropic_target(sp, norm=1.0))
 

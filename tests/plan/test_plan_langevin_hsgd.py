@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import privdyn.plan
+from privdyn.plan import _hsgd
 from privdyn.privacy import langevin as accountant
 
 LANGEVIN = dict(n=10_000, d=100, strong_convexity=1.0, smoothness=2.0, lipschitz=1.0, epsilon=1.0, delta=1e-5)
@@ -66,9 +67,7 @@ def test_hsgd_plan_meets_its_surrogate_target_and_is_labelled() -> None:
 
 
 def sys_problem(s, h):
-    import sys
-
-    return sys.modules["privdyn.plan.hsgd"]._problem(s, h["step_size"], h["noise_std"])
+    return _hsgd._problem(s, h["step_size"], h["noise_std"])
 
 
 def test_hsgd_unreachable_target_says_the_smallest_value() -> None:

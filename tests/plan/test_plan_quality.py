@@ -15,7 +15,6 @@ d = 500, n = 20,000 and a 12 × 12 grid of 20 runs per cell, as the issue asks.
 """
 
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -23,6 +22,7 @@ import pytest
 import privdyn.plan
 from privdyn.algorithms.dpgd import DPGDHyperparameters, simulate_dpgd
 from privdyn.experiments.results import finite_size_allowance
+from privdyn.plan import _dpgd
 
 SETTING = dict(spectrum="power_law:0.3", target_exponent=0.2, target_norm=1.0, label_noise=0.7, epsilon=3.0,
                delta=1e-6)
@@ -36,7 +36,6 @@ def _row(plan, clip: float, eta0: float) -> DPGDHyperparameters:
 
 def quality(d: int, n: int, grid: int, runs: int, small_d: int, seed: int = 0) -> dict:
     plan = privdyn.plan.dpgd(n=n, d=d, **SETTING)
-    module = sys.modules["privdyn.plan.dpgd"]
     m = plan.model
     gamma = m.aspect_ratio
     clips = np.geomspace(0.01, 3.0, grid)
@@ -54,12 +53,12 @@ def quality(d: int, n: int, grid: int, runs: int, small_d: int, seed: int = 0) -
     plan_mean = float(fresh[0].mean())
     plan_se = float(fresh[0].std(ddof=1) / math.sqrt(runs))
     # the finite-d allowance: the same plan at a smaller d and the same aspect ratio
-    small = module.model(n=round(small_d / gamma), d=small_d, spectrum=SETTING["spectrum"],
+    small = _dpgd.model(n=round(small_d / gamma), d=small_d, spectrum=SETTING["spectrum"],
                          target_exponent=SETTING["target_exponent"], target_norm=1.0,
                          label_noise=SETTING["label_noise"])
     small_sim = simulate_dpgd(data=small.design(), rows=[planned], num_runs=4 * runs, seed=seed + 2,
                               unit_key="quality/allowance", n=small.n).final_private_risk[0]
-    small_ode = module._final_risk(small, plan.chosen, [plan.clip, plan.hyperparameters["initial_learning_rate"]]
+    small_ode = _dpgd._final_risk(small, plan.chosen, [plan.clip, plan.hyperparameters["initial_learning_rate"]]
                                    + ([plan.hyperparameters["harmonic_offset"]]
                                       if plan.chosen.schedule == "harmonic" else []), plan.rho)
     small_bias = abs(float(small_sim.mean()) - small_ode)

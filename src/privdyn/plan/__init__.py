@@ -9,50 +9,41 @@ One function per family, each returning a :class:`Plan` (``to_json()``, ``summar
   (Lin, Kolaczyk, Smith, Paquette, arXiv 2510.16687);
 * :func:`dpsgd` — DP-SGD with independent or correlated noise (Wang et al., arXiv 2605.12648).
 
-``privdyn.plan.dpgd(...)`` is the planning function; the module of the same name holds its types
-(``from privdyn.plan.dpgd import DPGDPlan``). The family modules load on first use, so ``import privdyn.plan`` is
-cheap, and the package keeps each family's name bound to its function even after its module is imported.
+``privdyn.plan.dpgd`` is the planning function; each family's implementation and plan type live in a private
+module (``privdyn.plan._dpgd`` holds ``DPGDPlan``, ``privdyn.plan._dpsgd`` holds ``DPSGDPlan``, ...). The family
+modules load on first use, so ``import privdyn.plan`` imports neither SciPy's optimizers nor matplotlib.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from privdyn.plan._dpgd import dpgd as dpgd
+    from privdyn.plan._dpsgd import dpsgd as dpsgd
+    from privdyn.plan._hsgd import hsgd as hsgd
+    from privdyn.plan._langevin import langevin as langevin
     from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
-    from privdyn.plan.dpgd import dpgd as dpgd
-    from privdyn.plan.hsgd import hsgd as hsgd
-    from privdyn.plan.langevin import langevin as langevin
 
 __all__ = ["Plan", "Alternative", "ParetoFront", "Verification", "FAMILIES", "dpgd", "langevin", "hsgd", "dpsgd",
            "plan"]
 
 FAMILIES = ("dpgd", "langevin", "hsgd", "dpsgd")
+"""The families privdyn can plan; ``privdyn.plan.<family>`` is each one's planning function."""
 _TYPES = ("Plan", "Alternative", "ParetoFront", "Verification")
-
-
-class _Package(types.ModuleType):
-    """Keeps ``privdyn.plan.<family>`` bound to the planning function when the family's module is imported."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in FAMILIES and isinstance(value, types.ModuleType):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
     if name in FAMILIES:
-        module = importlib.import_module(f"{__name__}.{name}")
-        return getattr(module, name)
+        return getattr(importlib.import_module(f"{__name__}._{name}"), name)
     if name in _TYPES:
         return getattr(importlib.import_module(f"{__name__}._plan"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def plan(family: str, **options: Any) -> Plan:

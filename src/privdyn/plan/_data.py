@@ -109,7 +109,7 @@ def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | i
                          n: int | None, d: int | None, target_exponent: float | None,
                          label_noise: float | None) -> tuple[Any, PlanningShare]:
     """The dpgd data model from a data file (or a pair (features, labels)) and the planning share it spent."""
-    from privdyn.plan.dpgd import DPGDModel
+    from privdyn.plan._dpgd import DPGDModel
     from privdyn.spectra import Spectrum
 
     given = [name for name, value in (("n", n), ("d", d), ("target_exponent", target_exponent),

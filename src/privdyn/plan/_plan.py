@@ -20,12 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from privdyn.plan import FAMILIES
 from privdyn.plan._budget import PrivacyStatement
 
 __all__ = ["Alternative", "Verification", "ParetoFront", "Plan", "FAMILIES", "json_ready"]
-
-FAMILIES = ("dpgd", "langevin", "hsgd", "dpsgd")
-"""The families privdyn can plan, one module each in :mod:`privdyn.plan`."""
 
 
 def json_ready(value: Any) -> Any:

@@ -178,7 +178,7 @@ def hsgd(*, n: int, d: int | None = None, spectrum: Any = "identity", target_nor
     Args:
         n, d: the number of examples (= steps) and the dimension.
         spectrum: the covariance spectrum of the Gaussian design: ``"identity"``, ``"uniform"``,
-            ``"power_law:φ"`` or eigenvalues (as in :func:`privdyn.plan.dpgd.parse_spectrum`), rescaled to tr Σ = d.
+            ``"power_law:φ"`` or eigenvalues (as in :func:`privdyn.plan._dpgd.parse_spectrum`), rescaled to tr Σ = d.
         target_norm, label_noise: ‖x̃‖ (spread evenly) and the label-noise std ζ.
         ridge: δ >= 0 (the paper uses 0.1).
         renyi_order, rdp_epsilon: the target (α > 1, ε_α > 0) of the last iterate's surrogate RDP.
@@ -193,7 +193,7 @@ def hsgd(*, n: int, d: int | None = None, spectrum: Any = "identity", target_nor
         ValueError: bad sizes or constants; a target that no searched setting meets (with the smallest value found).
     """
     from privdyn.dynamics import hsgd as engine
-    from privdyn.plan.dpgd import parse_spectrum
+    from privdyn.plan._dpgd import parse_spectrum
     from privdyn.privacy import hsgd as accountant
 
     started = time.perf_counter()
