@@ -66,8 +66,10 @@ def plan_command(
     sampler: Annotated[str | None, _Opt("--sampler", help="dpsgd: poisson, fixed_size or shuffle.")] = None,
     neighboring: Annotated[str | None, _Opt("--neighboring", help="dpsgd: add_remove, replace_one or "
                                                                   "zero_out.")] = None,
-    strategy: Annotated[list[str] | None, _Opt("--strategy", help="dpsgd: a noise strategy to rank "
+    strategy: Annotated[list[str] | None, _Opt("--strategy", help="dpsgd: a noise strategy to rank: independent, "
+                                                                  "lambda_cgd:LAMBDA, square_root, ... "
                                                                   "(repeatable).")] = None,
+    clip: Annotated[float | None, _Opt("--clip", help="dpsgd: the clipping threshold (default 1).")] = None,
     json_output: Annotated[bool, _Opt("--json", help="Print the plan as one JSON document.")] = False,
     out: Annotated[Path | None, _Opt("--out", help="Write DIR/plan.json and DIR/plan.png.")] = None,
     verify: Annotated[int | None, _Opt("--verify", help="Simulate the plan N times against its prediction.")]
@@ -88,7 +90,7 @@ def plan_command(
         "feature_norm_bound": feature_norm_bound, "label_bound": label_bound, "strong_convexity": strong_convexity,
         "smoothness": smoothness, "lipschitz": lipschitz, "sensitivity": sensitivity, "num_steps": num_steps,
         "ridge": ridge, "renyi_order": renyi_order, "rdp_epsilon": rdp_epsilon, "batch_size": batch_size,
-        "sampler": sampler, "neighboring": neighboring, "strategy": strategy,
+        "sampler": sampler, "neighboring": neighboring, "strategy": strategy, "clip": clip,
     }
     if family not in planner.FAMILIES:
         raise PlanUsageError(f"FAMILY must be one of {', '.join(planner.FAMILIES)}; got {family!r}.")
