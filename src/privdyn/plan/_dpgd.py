@@ -11,13 +11,13 @@ describes d → ∞; at finite d the simulated mean sits off it by O(d^(-1/2)).
 
 **Search.** Schedule families of the paper's Section 5: ``constant`` (η̃ = η̃(0), output perturbation, α = 0),
 ``polynomial`` η̃(0)(1 − t)^α (eq. 5.1) with α ∈ {½, 1, 2} (the exponents Assumption 2 covers that Figure 7 studies)
-and ``harmonic`` β/(t + τ) (eq. 5.18). For each, (c, η̃(0)) — and τ for the harmonic family, searched as
-(c, η̃(0) = β/τ, τ) so that η̃(0) ≤ 2/γ is a box bound (§5.1) — minimizes the ODE's final private risk. The number
-of ODE solves is what a plan costs, so the search is economical: the first family (α = 1, the cheapest ODE) maps
-the landscape on a 4 × 4 log grid (:func:`privdyn.tuning.minimize_final_risk`) and is refined by Nelder–Mead; every
-other family is refined by Nelder–Mead from the best point found so far. The search solves the ODE on the spectrum
-with eigenvalues within 1% merged (:meth:`privdyn.spectra.Spectrum.from_eigenvalues`) at ``rtol`` 1e-4; every
-reported risk is solved again on the exact spectrum at ``rtol`` 1e-6.
+and ``harmonic`` β/(t + τ) (eq. 5.18). For each, (c, η̃(0)) — and τ for the harmonic family — minimizes the ODE's
+final private risk, with η̃(0) ≤ 2/γ (§5.1). The number of ODE solves is what a plan costs, so the search
+(:mod:`privdyn.plan._dpgd_search`) follows the landscape's shape: it moves along the total clock V = c∫η̃ dt, on
+which the risk depends most and whose optimum the families nearly share, and along c, in which the valley is flat,
+by one-dimensional bracketing and parabolic steps that stop once the valley is flat to a relative 2e-4. The search
+solves the ODE on the spectrum with eigenvalues within 1% merged (:meth:`privdyn.spectra.Spectrum.from_eigenvalues`)
+at ``rtol`` 1e-4; every reported risk is solved again on the exact spectrum at ``rtol`` 1e-6.
 
 **Privacy.** Amplification by iteration (Proposition 4.1, after Feldman, Koren & Talwar 2020, arXiv 2005.04763,
 Theorem 3.1): with the calibrated σ_k the released θ_n is ρ²/2-zCDP for replace-one neighbours (label ``bound``),
@@ -31,45 +31,32 @@ import dataclasses
 import math
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
 from privdyn import _check
 from privdyn.plan._budget import Budget, PlanningShare, budget, rho_from_zcdp, zcdp_for_epsilon, zcdp_statement
+from privdyn.plan._dpgd_search import Candidate, Found, Objective, candidates, search
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
 from privdyn.privacy.labels import NeighboringRelation
-from privdyn.schedules import Constant, Harmonic, LearningRate, OutsideTheoryWarning, Polynomial
+from privdyn.schedules import LearningRate, OutsideTheoryWarning
 from privdyn.spectra import Spectrum, isotropic_target, power_law_target
 
-__all__ = ["DPGDModel", "DPGDPlan", "dpgd", "model", "parse_spectrum", "SCHEDULES", "POLYNOMIAL_EXPONENTS"]
+__all__ = ["DPGDModel", "DPGDPlan", "dpgd", "model", "parse_spectrum", "SCHEDULES"]
 
 SCHEDULES = ("constant", "polynomial", "harmonic")
 """The schedule families searched (the paper's Section 5)."""
-POLYNOMIAL_EXPONENTS = (0.5, 1.0, 2.0)
-"""The exponents α of the polynomial family (Assumption 2 allows {0, ½} ∪ [1, ∞); α = 0 is ``constant``)."""
-
-CLIP_BOUNDS = (1e-3, 10.0)
-"""The search box of c (C_clip = c√d)."""
-LEARNING_RATE_MIN = 1e-3
-"""The smallest η̃(0) searched; the largest is 2/γ (beyond it the step cap binds while the noise still grows)."""
-HARMONIC_OFFSET_BOUNDS = (1e-3, 1e3)
-"""The search box of the harmonic offset τ (τ → ∞ is the constant schedule)."""
 SEARCH_RTOL = 1e-4
 """The ODE's relative tolerance during the search (the risk differences it ranks are far larger)."""
 FINAL_RTOL = 1e-6
 """The ODE's relative tolerance of every reported risk."""
 GROUPING_RTOL = 1e-2
 """Eigenvalues within this relative distance are merged for the search (the reported risks use the exact spectrum)."""
-GRID_POINTS = 4
-"""Grid points per parameter of the first family's landscape map."""
-LOCAL_EVALUATIONS = 25
-"""ODE solves allowed per Nelder–Mead refinement."""
-LOCAL_TOLERANCE = 2e-2
-"""Nelder–Mead stops at a simplex within 1% in every parameter and 1e-3 relative in the risk."""
+CURVE_TIMES = tuple(np.linspace(0.0, 1.0, 51).tolist())
+"""Where the plan's risk curve is reported (every reported time costs the solver a sub-step)."""
 
 _SOURCE = ("amplification by iteration: Bombari, Luo, Seroussi, Mondelli, arXiv 2505.16329, Proposition 4.1 "
            "(Feldman, Koren & Talwar 2020, arXiv 2005.04763, Theorem 3.1)")
@@ -226,160 +213,6 @@ def model(*, n: int, d: int | None = None, spectrum: Any = "identity", target_no
 
 
 # ------------------------------------------------------------------------------------------------------------
-# Schedules and the objective
-# ------------------------------------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class _Candidate:
-    """One schedule family: ``schedule`` and the polynomial exponent (None for harmonic)."""
-
-    schedule: str
-    exponent: float | None
-
-    @property
-    def name(self) -> str:
-        if self.schedule == "polynomial":
-            return f"polynomial (schedule_exponent {self.exponent:g})"
-        return self.schedule
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        base = ("clip", "initial_learning_rate")
-        return base + ("harmonic_offset",) if self.schedule == "harmonic" else base
-
-    def learning_rate(self, point: Sequence[float]) -> LearningRate:
-        eta0 = float(point[1])
-        if self.schedule == "constant":
-            return Constant(eta0)
-        if self.schedule == "polynomial":
-            return Polynomial(eta0, float(self.exponent))  # type: ignore[arg-type]
-        offset = float(point[2])
-        return Harmonic(harmonic_scale=eta0 * offset, harmonic_offset=offset)
-
-    def hyperparameters(self, point: Sequence[float]) -> dict[str, Any]:
-        out: dict[str, Any] = {"schedule": self.schedule, "clip": float(point[0]),
-                               "initial_learning_rate": float(point[1])}
-        if self.schedule == "harmonic":
-            out.update(harmonic_scale=float(point[1] * point[2]), harmonic_offset=float(point[2]))
-        else:
-            out["schedule_exponent"] = 0.0 if self.schedule == "constant" else float(self.exponent)  # type: ignore
-        return out
-
-
-def _candidates(schedules: Sequence[str]) -> list[_Candidate]:
-    out = []
-    if "polynomial" in schedules:  # the landscape is mapped on the first candidate: α = 1 (its ODE is the cheapest)
-        out += [_Candidate("polynomial", a) for a in sorted(POLYNOMIAL_EXPONENTS, key=lambda a: a != 1.0)]
-    if "constant" in schedules:
-        out.append(_Candidate("constant", 0.0))
-    if "harmonic" in schedules:
-        out.append(_Candidate("harmonic", None))
-    return out
-
-
-class _Objective:
-    """The ODE's final private risk at (candidate, point), cached; counts the solves."""
-
-    def __init__(self, spectrum: Spectrum, projections: np.ndarray, aspect_ratio: float, label_noise: float,
-                 rtol: float) -> None:
-        self.spectrum, self.projections = spectrum, projections
-        self.aspect_ratio, self.label_noise, self.rtol = aspect_ratio, label_noise, rtol
-        self.cache: dict[tuple[Any, ...], float] = {}
-        self.solves = 0
-
-    def __call__(self, candidate: _Candidate, point: Sequence[float], rho: float) -> float:
-        from privdyn.dynamics import dpgd as engine
-
-        key = (candidate, rho, *(round(float(p), 12) for p in point))
-        if key not in self.cache:
-            self.solves += 1
-            try:
-                value = engine.final_private_risk(
-                    spectrum=self.spectrum, target_projections=self.projections, aspect_ratio=self.aspect_ratio,
-                    learning_rate=candidate.learning_rate(point), clip=float(point[0]), rho=rho,
-                    label_noise=self.label_noise, rtol=self.rtol)
-            except engine.ODESolverError:
-                value = math.inf
-            self.cache[key] = value if math.isfinite(value) else math.inf
-        return self.cache[key]
-
-
-def _box(candidate: _Candidate, aspect_ratio: float) -> tuple[np.ndarray, np.ndarray]:
-    lows = [CLIP_BOUNDS[0], LEARNING_RATE_MIN]
-    highs = [CLIP_BOUNDS[1], 2.0 / aspect_ratio]
-    if candidate.schedule == "harmonic":
-        lows.append(HARMONIC_OFFSET_BOUNDS[0])
-        highs.append(HARMONIC_OFFSET_BOUNDS[1])
-    return np.log(lows), np.log(highs)
-
-
-def _local(f: Callable[[np.ndarray], float], z0: np.ndarray, lo: np.ndarray, hi: np.ndarray, step: np.ndarray,
-           budget_: int) -> np.ndarray:
-    """Nelder–Mead in log-parameters from ``z0`` (initial simplex of ``step``), at most ``budget_`` evaluations."""
-    z0 = np.clip(z0, lo, hi)
-    simplex = [z0]
-    for i in range(z0.size):
-        vertex = z0.copy()
-        vertex[i] = z0[i] + step[i] if z0[i] + step[i] <= hi[i] else z0[i] - step[i]
-        simplex.append(vertex)
-    scale = max(abs(f(z0)), 1e-300)
-    res = optimize.minimize(f, z0, method="Nelder-Mead", bounds=list(zip(lo, hi, strict=True)),
-                            options={"initial_simplex": np.array(simplex), "xatol": LOCAL_TOLERANCE,
-                                     "fatol": 1e-3 * scale, "maxfev": budget_})
-    return np.asarray(res.x, dtype=float)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Found:
-    candidate: _Candidate
-    point: tuple[float, ...]
-    search_risk: float
-    at_bound: tuple[str, ...]
-
-
-def _at_bound(candidate: _Candidate, z: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[str, ...]:
-    margin = 2 * LOCAL_TOLERANCE
-    return tuple(name for i, name in enumerate(candidate.names) if z[i] - lo[i] <= margin or hi[i] - z[i] <= margin)
-
-
-def _search(objective: _Objective, candidates: Sequence[_Candidate], rho: float, aspect_ratio: float,
-            warm: Sequence[float] | None = None) -> list[_Found]:
-    """Optimize every candidate family (module docstring); ``warm`` starts the first one from a point instead."""
-    from privdyn import tuning
-
-    found: list[_Found] = []
-    best_point: np.ndarray | None = None if warm is None else np.log(np.asarray(warm[:2], dtype=float))
-    for candidate in candidates:
-        lo, hi = _box(candidate, aspect_ratio)
-
-        def f(z: np.ndarray, candidate: _Candidate = candidate) -> float:
-            return objective(candidate, np.exp(z), rho)
-
-        if best_point is None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", tuning.OptimumAtBoundWarning)
-                mapped = tuning.minimize_final_risk(
-                    lambda c=candidate, **p: objective(c, [p[n] for n in c.names], rho),
-                    bounds={n: (math.exp(a), math.exp(b)) for n, a, b in zip(candidate.names, lo, hi, strict=True)},
-                    grid_points=GRID_POINTS, starts=1, tol=LOCAL_TOLERANCE, max_local_evaluations=LOCAL_EVALUATIONS)
-            z = np.log([mapped.optimum[n] for n in candidate.names])
-        else:
-            start = best_point.copy()
-            if candidate.schedule == "harmonic":
-                start = np.append(start, 0.0)  # τ = 1: η̃ halves over the pass
-            step = np.full(start.size, math.log(4.0))
-            if candidate.schedule == "harmonic":
-                step[2] = math.log(10.0)
-            z = _local(f, start, lo, hi, step, LOCAL_EVALUATIONS)
-        risk = f(z)
-        found.append(_Found(candidate, tuple(np.exp(z).tolist()), risk, _at_bound(candidate, z, lo, hi)))
-        if best_point is None or risk <= min(x.search_risk for x in found):
-            best_point = z[:2].copy()
-    return found
-
-
-# ------------------------------------------------------------------------------------------------------------
 # The plan
 # ------------------------------------------------------------------------------------------------------------
 
@@ -405,7 +238,7 @@ class DPGDPlan(Plan):
     budget: Budget
     planning: PlanningShare
     schedules: tuple[str, ...]
-    chosen: _Candidate
+    chosen: Candidate
 
     def simulate(self, num_runs: int, seed: int = 0) -> Verification:
         """Algorithm 1 (:func:`privdyn.algorithms.dpgd.simulate_dpgd`) ``num_runs`` times on the assumed model."""
@@ -442,30 +275,45 @@ class DPGDPlan(Plan):
                 params.append({})
                 continue
             rho = rho_from_zcdp(total - share)
-            start = (self.clip, float(self.learning_rate.value(0.0)))
-            found = _search(objective, [self.chosen], rho, self.model.aspect_ratio, warm=start)[0]
+            found = search(objective, [self.chosen], rho, self.model.aspect_ratio, start=self.point)[0]
             risks.append(_final_risk(self.model, found.candidate, found.point, rho))
             params.append({**found.candidate.hyperparameters(found.point), "rho": rho})
         return ParetoFront(budget_name=name, budgets=values, predicted=np.array(risks), quantity=self.quantity,
                            hyperparameters=tuple(params),
                            note=f"the {self.chosen.name} schedule re-optimized on the ODE at every budget "
-                                "(Nelder-Mead warm-started at the plan's optimum); planning share held fixed")
+                                "(the plan's search started at the plan's optimum); planning share held fixed")
+
+    @property
+    def point(self) -> tuple[float, ...]:
+        """The chosen (c, η̃(0)) or (c, η̃(0), τ)."""
+        h = self.hyperparameters
+        extra = (float(h["harmonic_offset"]),) if self.chosen.schedule == "harmonic" else ()
+        return (self.clip, float(h["initial_learning_rate"]), *extra)
 
 
-def _search_objective(m: DPGDModel) -> _Objective:
+def _search_objective(m: DPGDModel) -> Objective:
     per_direction = m.spectrum.per_direction()
     coarse = Spectrum.from_eigenvalues(per_direction, rtol=GROUPING_RTOL)
     projections = coarse.group_sums((m.target_projections / m.spectrum.multiplicities)[m.spectrum.groups])
-    return _Objective(coarse, projections, m.aspect_ratio, m.label_noise, SEARCH_RTOL)
+    return Objective(coarse, projections, m.aspect_ratio, m.label_noise, SEARCH_RTOL)
 
 
-def _final_risk(m: DPGDModel, candidate: _Candidate, point: Sequence[float], rho: float) -> float:
+def _final_risk(m: DPGDModel, candidate: Candidate, point: Sequence[float], rho: float) -> float:
     from privdyn.dynamics import dpgd as engine
 
     return float(engine.final_private_risk(
         spectrum=m.spectrum, target_projections=m.target_projections, aspect_ratio=m.aspect_ratio,
         learning_rate=candidate.learning_rate(point), clip=float(point[0]), rho=rho, label_noise=m.label_noise,
         rtol=FINAL_RTOL))
+
+
+def _risk_curve(m: DPGDModel, found: Found, rho: float) -> Any:
+    from privdyn.dynamics import dpgd as engine
+
+    return engine.solve_risk_ode(
+        spectrum=m.spectrum, target_projections=m.target_projections, aspect_ratio=m.aspect_ratio,
+        learning_rate=found.candidate.learning_rate(found.point), clip=found.point[0], rho=rho,
+        label_noise=m.label_noise, times=CURVE_TIMES, rtol=FINAL_RTOL)
 
 
 def dpgd(*, n: int | None = None, d: int | None = None, spectrum: Any = "identity", target_norm: float | None = None,
@@ -529,16 +377,14 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: Any = "identit
     objective = _search_objective(m)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OutsideTheoryWarning)
-        found = _search(objective, _candidates(schedules), train_rho, m.aspect_ratio)
-        finals = [_final_risk(m, f.candidate, f.point, train_rho) for f in found]
+        found = search(objective, candidates(schedules), train_rho, m.aspect_ratio)
+        found.sort(key=lambda f: f.search_risk)
+        curve = _risk_curve(m, found[0], train_rho)  # the search's best: its curve gives its final risk
+        finals = [curve.final_private_risk] + [_final_risk(m, f.candidate, f.point, train_rho) for f in found[1:]]
         order = np.argsort(finals, kind="stable")
+        if order[0] != 0:  # the exact spectrum reorders families the search could not separate
+            curve = _risk_curve(m, found[int(order[0])], train_rho)
         best = found[int(order[0])]
-        from privdyn.dynamics import dpgd as engine
-
-        curve = engine.solve_risk_ode(
-            spectrum=m.spectrum, target_projections=m.target_projections, aspect_ratio=m.aspect_ratio,
-            learning_rate=best.candidate.learning_rate(best.point), clip=best.point[0], rho=train_rho,
-            label_noise=m.label_noise, rtol=FINAL_RTOL)
     from privdyn.privacy.iteration import noise_calibration
 
     learning_rate = best.candidate.learning_rate(best.point)
@@ -575,7 +421,8 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: Any = "identit
                     "final_jump": curve.final_jump, "x_label": "t = k/n",
                     "y_label": "excess risk R(t) (ODE, Definition 4.2)"},
         alternatives=tuple(alternatives), privacy=statement, notes=tuple(notes),
-        search={"ode_solves": objective.solves, "search_rtol": SEARCH_RTOL, "final_rtol": FINAL_RTOL,
+        search={"ode_solves": objective.solves, "final_solves": len(found) + int(order[0] != 0),
+                "search_rtol": SEARCH_RTOL, "final_rtol": FINAL_RTOL,
                 "search_groups": objective.spectrum.num_groups, "groups": m.spectrum.num_groups,
                 "elapsed_s": time.perf_counter() - started},
         model=m, learning_rate=learning_rate, clip=float(best.point[0]), rho=train_rho, budget=b, planning=share,
