@@ -12,7 +12,7 @@ from dp_accounting import rdp
 
 import privdyn.plan
 from privdyn.dynamics import dpgd as engine
-from privdyn.plan import _dpgd
+from privdyn.plan import _dpgd, _dpgd_search
 from privdyn.privacy.iteration import noise_calibration, privacy_level
 from privdyn.spectra import Spectrum, isotropic_target
 
@@ -64,6 +64,17 @@ def test_predicted_risk_is_the_ode_at_the_chosen_hyperparameters(plan) -> None:
                                       rho=plan.rho, label_noise=m.label_noise, rtol=1e-10)
     assert math.isclose(plan.predicted_risk, value, rel_tol=1e-5)
     assert plan.predicted_risk <= min(a.predicted_risk for a in plan.alternatives)
+
+
+def test_runner_up_risks_are_the_exact_ode_within_the_search_tolerance(plan) -> None:
+    m = plan.model
+    for alt in plan.alternatives:
+        h = alt.hyperparameters
+        candidate = _dpgd_search.Candidate(h["schedule"], None if h["schedule"] == "harmonic" else
+                                           h["schedule_exponent"])
+        point = [h["clip"], h["initial_learning_rate"]] + ([h["harmonic_offset"]] if "harmonic_offset" in h else [])
+        exact = _dpgd._final_risk(m, candidate, point, plan.rho)
+        assert math.isclose(alt.predicted_risk, exact, rel_tol=2e-4), alt.name
 
 
 def test_the_chosen_point_is_a_local_minimum_of_the_ode(plan) -> None:
