@@ -7,31 +7,35 @@ search is built around the shape of the risk landscape rather than around a gene
 
     V = c·∫₀¹ η̃(t) dt = c·η̃(0)·S,   S = ∫₀¹ s(t) dt  (constant 1, polynomial 1/(α+1), harmonic τ·ln(1 + 1/τ)),
 
-in c and, for the harmonic family, in the offset τ, all in logarithms. In the small-clipping regime
-(μ_c ≈ c√(2/π)/ζ, ν_c(R + ζ²/2) ≈ c²/2; Lemma B.1 and the linearization behind Proposition 5.1) the ODE depends
-on (c, η̃) only through the product c·η̃(t), and the total descent clock is proportional to V. So the valley of
-the final private risk runs along c at nearly constant V and is flat in c (a factor 1.7 in c moves the risk by
-about 0.1-1% where a 7% change of V moves it as much), and the optimal V is nearly the same for every schedule
-family (within about 25% at the settings the tests use, outside very small budgets). V is searched carefully,
-c coarsely, and the families share what was learnt.
+in c and, for the harmonic family, in the offset τ, all in logarithms. With little clipping active
+(c′ = c/√(2R + ζ²) small: μ_c ≈ c′√(2/π) and ν_c(R + ζ²/2) ≈ c²/2, Lemmas B.1-B.2) the ODE depends on (c, η̃) only
+through the product c·η̃(t), and its descent clock is proportional to V: the paper's unified surrogate (5.13) has
+v = c·η̃ for c = O(1) (and v = η̃ once c = Ω(1)). So the valley of the final private risk runs along c at nearly
+constant V and is flat in c (at the benchmark's setting a factor 1.7 in c moves the risk by 0.1-1%, as much as a
+7% change of V), and the optimal V is nearly the same for every schedule family (within about 30% at moderate
+budgets; a factor 2 at a large budget and 7 at a very small one, where each search's bracketing pays). V is
+searched carefully, c coarsely, and the families share what was learnt. Where c is large the valley turns diagonal
+(v = η̃ in (5.13)), which a Powell direction step follows.
 
 **Stages.** Each stage is a one-dimensional search (:func:`line_search`: bracket downhill with doubling steps,
 then safeguarded parabolic steps) that stops when the bracket is narrower than :data:`LOG_TOLERANCE` or when the
-parabola through the bracket predicts a relative improvement below :data:`FLAT_TOLERANCE` (the valley is flat):
+valley is flat to :data:`FLAT_TOLERANCE` (relative risk):
 
-1. the first family (polynomial α = 1): V at the starting clip (from :func:`start_clock`), c at that V, V again,
-   then along the valley the last two searches moved in (Powell's direction step: at large c the valley is
-   diagonal);
-2. every other family: V from the best family's V, at that family's clip; the harmonic family then τ at fixed V
-   and V again;
+1. the first family (polynomial α = 1): V at the starting clip (V from :func:`start_clock`, c from
+   :data:`START_CLIP_PER_LABEL_NOISE`), c at that V, V again, then along the valley the last two searches moved in
+   (Powell's direction step);
+2. every other family starts at the best family's V and clip: a V search, or for the harmonic family a τ search
+   at that V (the shape first: the optimal V moves little with it) and then V;
 3. the best family, and every runner-up whose risk is within :data:`RECHECK_TOLERANCE` of it (unless it is the
    first family, which had its clip stage): c, V and the valley direction again (and τ, then V).
 
-The bounds are the box c ∈ :data:`CLIP_BOUNDS`, τ ∈ :data:`HARMONIC_OFFSET_BOUNDS` and η̃(0) ∈
-[:data:`LEARNING_RATE_MIN`, 2/γ] (§5.1: beyond 2/γ the step cap binds while the noise still grows), which is a
-bound on V at fixed (c, τ), on c at fixed (V, τ) and on τ at fixed (V, c). How close the result is to an
+The bounds are the box c ∈ :data:`CLIP_BOUNDS`, τ ∈ :data:`HARMONIC_OFFSET_BOUNDS` and η̃(0) = V/(cS) ∈
+[:data:`LEARNING_RATE_MIN`, 2/γ] (§5.1: beyond 2/γ the step cap binds while the noise still grows). A V search keeps
+c unless η̃(0) would leave its range (then c moves with V, so a search is never stopped by the clip of an earlier
+stage); a c search is bounded through η̃(0) at fixed V, a τ search through S(τ). How close the result is to an
 exhaustive search (a grid and a tight Nelder-Mead on the exact spectrum) is measured by
-``tests/plan/test_plan_search.py``.
+``tests/plan/test_plan_search.py``: the chosen family within 1e-3 and every runner-up within 1e-2 (relative
+risk), at five settings from a very small budget to a large one.
 """
 
 from __future__ import annotations
@@ -180,12 +184,14 @@ def line_search(f: Callable[[float], float], x0: float, step: float, lo: float, 
                 tol: float = LOG_TOLERANCE, flat: float = FLAT_TOLERANCE) -> tuple[float, float]:
     """Minimize ``f`` on [lo, hi] from ``x0``: bracket with doubling steps, then safeguarded parabolic steps.
 
-    A point replaces the incumbent (at first ``x0``) only if it is lower by more than ``flat`` relative: along a
-    flat direction the search stays where it started instead of drifting onto a bound. It stops when the bracket
-    is narrower than ``2·tol``, when the parabola through the bracket predicts less than ``flat`` relative
-    improvement, or after a fixed number of evaluations. A best point on a bound is returned as the bound unless the
-    parabola through the three points nearest it has its vertex between the bound and the next point (then that
-    vertex is evaluated and the search goes on). Returns ``(x, f(x))`` of the incumbent.
+    While bracketing, a point replaces the incumbent (at first ``x0``) only if it is lower by more than ``flat``
+    relative: along a flat direction the search stays where it started instead of drifting onto a bound. The
+    refinement stops when the bracket is narrower than ``2·tol`` or flat to ``flat`` across, when the parabola
+    through a bracket narrower than a factor 1.8 predicts less than ``flat`` relative improvement (on wider brackets
+    a vertex that barely moves is replaced by a golden-section step), or after a fixed number of evaluations. A best
+    point on a bound is returned as the bound unless the parabola through the three points nearest it has its
+    vertex between the bound and the next point (then that vertex is evaluated and the search goes on). Returns
+    ``(x, f(x))`` of the incumbent.
     """
     values: dict[float, float] = {}
 
@@ -201,7 +207,7 @@ def line_search(f: Callable[[float], float], x0: float, step: float, lo: float, 
     best = at(x0)
     width = step
     for x in (at(x0 - step), at(x0 + step)):
-        if lower(x, best) and (values[x] < values[best]):
+        if lower(x, best):
             best = x
     while len(values) < _MAX_LINE_EVALUATIONS:  # bracket: a higher (or equal) point on each side of the incumbent
         xs = sorted(values)
@@ -394,11 +400,12 @@ class _Family:
 def start_clock(objective: Objective, rho: float) -> float:
     """The first family's starting V: the optimum of the constant schedule in the linearized isotropic model.
 
-    With the small-clipping linearization of Lemma B.1 (μ_c ≈ c√(2/π)/ζ_e, ν_c(R + ζ²/2) ≈ c²/2) on an isotropic
-    spectrum, R frozen in ζ_e = √(R₀ + ζ²) and R₀ = (1/d)Σλ_i D_i(0) the true initial risk, the constant
-    schedule's ODE is linear: R(1) = R₀e^{−kV} + (γV/(2k))(1 − e^{−kV}) + 2V²γ²/ρ² with k = 2√(2/π)/ζ_e
-    (the last term is Proposition 4.4's final jump). Its minimizer over a log grid is a start, not an answer:
-    at the tests' settings it is within a factor 0.3-1.3 of the optimal V of every family.
+    With the small-clipping linearization of Lemmas B.1-B.2 (μ_c ≈ c√(2/π)/ζ_e, ν_c(R + ζ²/2) ≈ c²/2) on an
+    isotropic spectrum, R frozen in ζ_e = √(R₀ + ζ²) and R₀ = (1/d)Σλ_i D_i(0) the true initial risk, the
+    constant schedule's ODE is linear: R(1) = R₀e^{−kV} + (γV/(2k))(1 − e^{−kV}) + 2V²γ²/ρ² with
+    k = 2√(2/π)/ζ_e (the last term is Proposition 4.4's final jump). Its minimizer over a log grid is a start, not
+    an answer: at the tests' five settings it is within a factor 3.5 of the first family's optimal V (within 25%
+    at the three moderate budgets).
     """
     initial = 0.5 * float(np.dot(objective.spectrum.eigenvalues, objective.projections))
     rate = 2.0 * math.sqrt(2.0 / math.pi) / math.sqrt(initial + objective.label_noise**2)
