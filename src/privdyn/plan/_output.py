@@ -33,6 +33,7 @@ def _atomic_write(path: Path, write: Any) -> None:
 
 def _figure(plan: Plan, pareto: ParetoFront | None, path: Path) -> None:
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
@@ -41,7 +42,7 @@ def _figure(plan: Plan, pareto: ParetoFront | None, path: Path) -> None:
     fig, axes = plt.subplots(1, panels, figsize=(6.0 * panels, 4.2), squeeze=False)
     ax = axes[0, 0]
     label = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
-                      for k, v in plan.hyperparameters.items())
+                      for k, v in list(plan.hyperparameters.items())[:4])  # the leading ones; plan.json has all
     if plan.risk_curve is not None:
         curve = plan.risk_curve
         ax.plot(curve["times"], curve["risk"], color="C0", lw=2, label=f"plan: {label}")
@@ -53,10 +54,17 @@ def _figure(plan: Plan, pareto: ParetoFront | None, path: Path) -> None:
         ax.set_ylabel(plan.quantity)
         right = 1.0
     ax.scatter([right], [plan.predicted_risk], color="C0", zorder=5, marker="o",
-               label=f"released model: {plan.predicted_risk:.4g}")
+               label=f"predicted {plan.quantity}: {plan.predicted_risk:.4g}")
+    shown = [plan.predicted_risk]
     for i, alt in enumerate(plan.alternatives[:6]):
         ax.axhline(alt.predicted_risk, color=f"C{i + 1}", ls="--", lw=1,
                    label=f"{alt.name}: {alt.predicted_risk:.4g}")
+        shown.append(alt.predicted_risk)
+    if plan.risk_curve is not None:
+        shown += [float(v) for v in plan.risk_curve["risk"]]
+    positive = [v for v in shown if 0 < v < float("inf")]
+    if positive and max(positive) > 100.0 * min(positive):  # e.g. dpsgd strategies a factor 300 apart
+        ax.set_yscale("log")
     ax.set_title(f"privdyn plan {plan.family}: predicted {plan.quantity}")
     ax.legend(fontsize=7, loc="best")
     if pareto is not None:
@@ -67,6 +75,7 @@ def _figure(plan: Plan, pareto: ParetoFront | None, path: Path) -> None:
         here = plan.privacy.epsilon if pareto.budget_name == "epsilon" else plan.privacy.zcdp
         if here is not None:
             ax2.scatter([here], [plan.predicted_risk], color="C3", zorder=5, s=50, label="this plan")
+        ax2.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax2.set_xlabel(pareto.budget_name)
         ax2.set_ylabel(plan.quantity)
         ax2.set_title("Pareto front")
