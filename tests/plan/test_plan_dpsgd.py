@@ -190,6 +190,12 @@ def test_cli_dpsgd_json_and_refusal(capsys, tmp_path) -> None:
     assert out.strip().count("\n") == 0
     assert doc["family"] == "dpsgd" and doc["strategy"] == "independent" and len(doc["alternatives"]) == 1
     assert doc["ranking"]["provisional"] is True
+    written = tmp_path / "written"
+    assert main([*args, "--strategy", "independent", "--out", str(written), "--pareto", "2", "--verify", "3"]) == 0
+    assert sorted(p.name for p in written.iterdir()) == ["plan.json", "plan.png"]
+    saved = json.loads((written / "plan.json").read_text())
+    assert saved["verification"]["num_runs"] == 3 and len(saved["pareto_front"]["budgets"]) == 2
+    assert "fixed_size" in capsys.readouterr().out
     target = tmp_path / "out"
     assert main([*args[:-4], "--sampler", "poisson", "--neighboring", "add_remove", "--strategy", "lambda_cgd:0.5",
                  "--out", str(target)]) == 2
