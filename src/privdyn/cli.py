@@ -21,6 +21,7 @@ from typer.exceptions import TyperException
 
 from privdyn.experiments import progress
 from privdyn.experiments.config import DEFAULT_EXECUTOR, DEFAULT_OUT_DIR, ConfigError, parse_overrides
+from privdyn.plan._cli import plan_command
 
 if TYPE_CHECKING:
     from privdyn.experiments.runner import UnitCounts
@@ -247,6 +248,8 @@ def bench_command(
         typer.echo(f"{r.name}: {r.candidate} {r.candidate_median_s * 1e3:.3f} ms vs {r.reference} "
                    f"{r.reference_median_s * 1e3:.3f} ms (medians of {r.repeats}{items}) -> {r.ratio:.1f}x faster"
                    f"{target}")
+
+app.command("plan")(plan_command)
 
 
 def _one_line(text: str) -> str:

@@ -1,0 +1,55 @@
+"""The planner: from a privacy budget to hyper-parameters, a predicted utility and a certified guarantee.
+
+One function per family, each returning a :class:`Plan` (``to_json()``, ``summary()``, ``simulate(num_runs, seed)``,
+``pareto_front()``):
+
+* :func:`dpgd` — one-pass clipped DP-GD for linear regression (Bombari et al., arXiv 2505.16329);
+* :func:`langevin` — noisy GD on a strongly convex, smooth loss (Chourasia, Ye, Shokri, arXiv 2102.05855);
+* :func:`hsgd` — one-pass noisy SGD on least squares, with the homogenized-SGD privacy *surrogate*
+  (Lin, Kolaczyk, Smith, Paquette, arXiv 2510.16687);
+* :func:`dpsgd` — DP-SGD with independent or correlated noise (Wang et al., arXiv 2605.12648).
+
+``privdyn.plan.dpgd`` is the planning function; each family's implementation and plan type live in a private
+module (``privdyn.plan._dpgd`` holds ``DPGDPlan``, ``privdyn.plan._dpsgd`` holds ``DPSGDPlan``, ...). The family
+modules load on first use, so ``import privdyn.plan`` imports neither SciPy's optimizers nor matplotlib.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from privdyn.plan._dpgd import dpgd as dpgd
+    from privdyn.plan._dpsgd import dpsgd as dpsgd
+    from privdyn.plan._hsgd import hsgd as hsgd
+    from privdyn.plan._langevin import langevin as langevin
+    from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
+
+__all__ = ["Plan", "Alternative", "ParetoFront", "Verification", "FAMILIES", "dpgd", "langevin", "hsgd", "dpsgd",
+           "plan"]
+
+FAMILIES = ("dpgd", "langevin", "hsgd", "dpsgd")
+"""The families privdyn can plan; ``privdyn.plan.<family>`` is each one's planning function."""
+_TYPES = ("Plan", "Alternative", "ParetoFront", "Verification")
+
+
+def __getattr__(name: str) -> Any:
+    if name in FAMILIES:
+        return getattr(importlib.import_module(f"{__name__}._{name}"), name)
+    if name in _TYPES:
+        return getattr(importlib.import_module(f"{__name__}._plan"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def plan(family: str, **options: Any) -> Plan:
+    """``privdyn.plan.<family>(**options)``: the plan of one family by name (one of :data:`FAMILIES`)."""
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {', '.join(FAMILIES)}; got family={family!r}.")
+    function = __getattr__(family)
+    result: Plan = function(**options)
+    return result

@@ -1,0 +1,139 @@
+"""``privdyn plan FAMILY [options]``: one plan per call, as a table, as JSON (``--json``) or into ``--out DIR``.
+
+Only typer is imported here at module level; the planner loads inside the command. Every option maps to the
+keyword of the same name of ``privdyn.plan.<family>`` (``--target-norm`` is ``target_norm``); an option the family
+does not take, a bad value or an impossible budget exits with status 2, one line on stderr and nothing written.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.exceptions import TyperException
+
+__all__ = ["plan_command", "PlanUsageError"]
+
+
+class PlanUsageError(TyperException):
+    """A bad option or value of ``privdyn plan``: exit status 2, one line."""
+
+    exit_code = 2
+
+
+_Opt = typer.Option
+
+# CLI option name -> keyword of the family function (the same name with dashes as underscores, except these)
+_RENAMED = {"schedule": "schedules", "strategy": "strategies"}
+_CLI_NAME = {v: k for k, v in _RENAMED.items()}
+
+
+def plan_command(
+    family: Annotated[str, typer.Argument(help="dpgd, langevin, hsgd or dpsgd.")],
+    n: Annotated[int | None, _Opt("--n", help="Number of training examples.")] = None,
+    d: Annotated[int | None, _Opt("--d", help="Dimension (number of features / parameters).")] = None,
+    spectrum: Annotated[str | None, _Opt("--spectrum", help="identity, uniform, power_law:EXPONENT or a FILE "
+                                                           "of eigenvalues.")] = None,
+    target_norm: Annotated[float | None, _Opt("--target-norm", help="||theta*||.")] = None,
+    target_exponent: Annotated[float | None, _Opt("--target-exponent", help="Power-law target exponent.")] = None,
+    label_noise: Annotated[float | None, _Opt("--label-noise", help="Label-noise standard deviation.")] = None,
+    epsilon: Annotated[float | None, _Opt("--epsilon", help="Target epsilon (with --delta).")] = None,
+    delta: Annotated[float | None, _Opt("--delta", help="Target delta in (0, 1).")] = None,
+    rho: Annotated[float | None, _Opt("--rho", help="dpgd's rho: rho^2/2-zCDP.")] = None,
+    zcdp: Annotated[float | None, _Opt("--zcdp", help="zCDP budget.")] = None,
+    schedule: Annotated[list[str] | None, _Opt("--schedule", help="dpgd: constant, polynomial, harmonic "
+                                                                  "(repeatable; default all).")] = None,
+    data: Annotated[Path | None, _Opt("--data", help="CSV, .npy or .parquet with a label column.")] = None,
+    label_column: Annotated[str | None, _Opt("--label-column", help="Label column name (default: last).")] = None,
+    public_stats: Annotated[bool, _Opt("--public-stats", help="Treat the data file's statistics as public.")]
+    = False,
+    planning_share: Annotated[float | None, _Opt("--planning-share", help="Share of the zCDP budget spent "
+                                                                          "estimating the data's statistics.")] = None,
+    feature_norm_bound: Annotated[float | None, _Opt("--feature-norm-bound", help="Public bound on ||x||.")] = None,
+    label_bound: Annotated[float | None, _Opt("--label-bound", help="Public bound on |y|.")] = None,
+    strong_convexity: Annotated[float | None, _Opt("--strong-convexity", help="langevin: lambda.")] = None,
+    smoothness: Annotated[float | None, _Opt("--smoothness", help="langevin: beta.")] = None,
+    lipschitz: Annotated[float | None, _Opt("--lipschitz", help="langevin: L.")] = None,
+    sensitivity: Annotated[float | None, _Opt("--sensitivity", help="langevin: S_g (default 2L).")] = None,
+    num_steps: Annotated[int | None, _Opt("--num-steps", help="Number of steps.")] = None,
+    ridge: Annotated[float | None, _Opt("--ridge", help="hsgd: ridge.")] = None,
+    renyi_order: Annotated[float | None, _Opt("--renyi-order", help="hsgd: Renyi order alpha > 1.")] = None,
+    rdp_epsilon: Annotated[float | None, _Opt("--rdp-epsilon", help="hsgd: target Renyi epsilon.")] = None,
+    batch_size: Annotated[int | None, _Opt("--batch-size", help="dpsgd: batch size.")] = None,
+    sampler: Annotated[str | None, _Opt("--sampler", help="dpsgd: poisson, fixed_size or shuffle.")] = None,
+    neighboring: Annotated[str | None, _Opt("--neighboring", help="dpsgd: add_remove, replace_one or "
+                                                                  "zero_out.")] = None,
+    strategy: Annotated[list[str] | None, _Opt("--strategy", help="dpsgd: a noise strategy to rank: independent, "
+                                                                  "lambda_cgd:LAMBDA, square_root, ... "
+                                                                  "(repeatable).")] = None,
+    clip: Annotated[float | None, _Opt("--clip", help="dpsgd: the clipping threshold (default 1).")] = None,
+    json_output: Annotated[bool, _Opt("--json", help="Print the plan as one JSON document.")] = False,
+    out: Annotated[Path | None, _Opt("--out", help="Write DIR/plan.json and DIR/plan.png.")] = None,
+    verify: Annotated[int | None, _Opt("--verify", help="Simulate the plan N times against its prediction.")]
+    = None,
+    seed: Annotated[int, _Opt("--seed", help="Seed of --verify.")] = 0,
+    pareto: Annotated[int | None, _Opt("--pareto", help="Points of the Pareto front (default 7 with --out).")]
+    = None,
+) -> None:
+    """Plan a private training run: hyper-parameters, predicted utility, privacy statement."""
+    import warnings
+
+    import privdyn.plan as planner
+
+    options = {
+        "n": n, "d": d, "spectrum": spectrum, "target_norm": target_norm, "target_exponent": target_exponent,
+        "label_noise": label_noise, "epsilon": epsilon, "delta": delta, "rho": rho, "zcdp": zcdp, "schedule": schedule,
+        "data": data, "label_column": label_column, "public_stats": public_stats, "planning_share": planning_share,
+        "feature_norm_bound": feature_norm_bound, "label_bound": label_bound, "strong_convexity": strong_convexity,
+        "smoothness": smoothness, "lipschitz": lipschitz, "sensitivity": sensitivity, "num_steps": num_steps,
+        "ridge": ridge, "renyi_order": renyi_order, "rdp_epsilon": rdp_epsilon, "batch_size": batch_size,
+        "sampler": sampler, "neighboring": neighboring, "strategy": strategy, "clip": clip,
+    }
+    if family not in planner.FAMILIES:
+        raise PlanUsageError(f"FAMILY must be one of {', '.join(planner.FAMILIES)}; got {family!r}.")
+    for name, value in (("--verify", verify), ("--pareto", pareto)):
+        if value is not None and value < 2:
+            raise PlanUsageError(f"{name} must be an integer >= 2; got {value}.")
+    if seed < 0:
+        raise PlanUsageError(f"--seed must be a non-negative integer; got {seed}.")
+    if out is not None and out.exists() and not out.is_dir():
+        raise PlanUsageError(f"--out must be a directory; {str(out)!r} is a file.")
+    function = getattr(planner, family)
+    accepted = inspect.signature(function).parameters
+    kwargs: dict[str, Any] = {}
+    for name, value in options.items():
+        if value is None or value is False or value == []:
+            continue
+        keyword = _RENAMED.get(name, name)
+        if keyword not in accepted:
+            raise PlanUsageError(f"--{name.replace('_', '-')} does not apply to `privdyn plan {family}`; its options "
+                                 f"are {', '.join('--' + _CLI_NAME.get(k, k).replace('_', '-') for k in accepted)}.")
+        kwargs[keyword] = str(value) if isinstance(value, Path) else value
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the plan's notes carry what the user must know
+            result = function(**kwargs)
+            num_points = pareto if pareto is not None else (7 if out is not None else None)
+            front = None if num_points is None else result.pareto_front(num_points=num_points)
+            check = None if verify is None else result.simulate(verify, seed)
+    except (ValueError, TypeError) as exc:
+        raise PlanUsageError(" ".join(str(exc).split())) from None
+    if out is not None:
+        from privdyn.plan._output import write_plan
+
+        write_plan(result, out, pareto_front=front, verification=check)
+    if json_output:
+        typer.echo(json.dumps(result.to_json(pareto_front=front, verification=check), allow_nan=False))
+        return
+    typer.echo(result.summary())
+    if front is not None:
+        typer.echo("\nPareto front (" + front.budget_name + " -> predicted " + front.quantity + ")")
+        for x, y in zip(front.budgets.tolist(), front.predicted.tolist(), strict=True):
+            typer.echo(f"  {x:12.6g}  {y:12.6g}")
+    if check is not None:
+        typer.echo("\n" + check.text())
+    if out is not None:
+        typer.echo(f"\nwrote {out / 'plan.json'} and {out / 'plan.png'}")

@@ -1,0 +1,189 @@
+"""Planning from a data file: its statistics as public numbers, or estimated under DP with a planning share.
+
+A dpgd plan needs the spectrum of Σ, the projections of θ* on its eigenspaces and the label noise ζ. From a data
+file (CSV with a header, .npy, or .parquet, one column of labels) they come from three second-moment statistics:
+S_xx = Σ_i x_i x_iᵀ, S_xy = Σ_i y_i x_i and S_yy = Σ_i y_i². Σ̂ = S_xx/n, θ̂ = Σ̂⁻¹S_xy/n (on the eigenvalues raised to a
+floor: 1e-6 of the largest and, under DP, the noise matrix's spectral norm 2√d·s/n, below which an eigenvalue is
+noise) and ζ̂² = S_yy/n − θ̂ᵀS_xy/n, the residual variance of least squares.
+
+* ``public_stats=True``: the statistics are computed exactly and the plan records that the user declared them
+  public; no privacy is claimed for them.
+* ``planning_share=f``: each row is projected onto the public ball ‖x‖ <= ``feature_norm_bound`` = B and each label
+  clipped to [−Y, Y] (``label_bound``); the three sums are released by Gaussian mechanisms (Dwork, Talwar, Thakurta
+  & Zhang 2014, "Analyze Gauss", for S_xx with symmetric noise on the upper triangle), each spending a third of
+  f·(total zCDP). Under replace-one neighbours — the relation of the training guarantee — the L2 sensitivities are
+  √2·B² (the upper triangle of x xᵀ − x′x′ᵀ has Frobenius norm at most √(‖x‖⁴ + ‖x′‖⁴)), 2·B·Y and Y². A Gaussian
+  mechanism of sensitivity Δ and noise std s is Δ²/(2s²)-zCDP (Bun & Steinke 2016, Proposition 1.6); the three
+  compose with training additively in zCDP, and the plan's total guarantee includes them.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privdyn import _check
+from privdyn.plan._budget import PlanningShare
+from privdyn.privacy.labels import NeighboringRelation
+
+__all__ = ["load_data", "dpgd_model_from_data"]
+
+_EIGENVALUE_FLOOR = 1e-6
+"""Eigenvalues of Σ̂ below this fraction of the largest are raised to it (noise can make them negative)."""
+
+
+def _numeric(path: Path, rows: list[list[str]]) -> np.ndarray:
+    try:
+        return np.array([[float(v) for v in row] for row in rows], dtype=float)
+    except ValueError:
+        raise ValueError(f"data file {str(path)!r} holds non-numeric values (every column must be a number).") from None
+
+
+def load_data(path: str | Path, label_column: str | int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Features (n, d) and labels (n,) from a CSV (header optional), .npy (2-D) or .parquet file.
+
+    ``label_column`` is a column name (CSV with a header, parquet) or an index; default the last column.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"data must be a readable file; got data={str(p)!r} (no such file).")
+    names: list[str] | None = None
+    try:
+        if p.suffix == ".npy":
+            table = np.asarray(np.load(p, allow_pickle=False))
+            if table.dtype.kind not in "biuf":
+                raise ValueError(f"data file {str(p)!r} holds non-numeric values (dtype {table.dtype}).")
+            table = table.astype(float)
+        elif p.suffix == ".csv":
+            with p.open(newline="", encoding="utf-8") as handle:
+                rows = [row for row in csv.reader(handle) if row]
+            if not rows:
+                raise ValueError(f"data file {str(p)!r} is empty.")
+            try:
+                [float(v) for v in rows[0]]
+            except ValueError:
+                names, rows = [v.strip() for v in rows[0]], rows[1:]
+            table = _numeric(p, rows)
+        elif p.suffix == ".parquet":
+            try:
+                import pyarrow.parquet as pq
+            except ImportError:
+                raise ValueError(f"reading {str(p)!r} needs pyarrow (pip install pyarrow); or give a CSV or .npy "
+                                 "file.") from None
+            frame = pq.read_table(p)
+            names = list(frame.column_names)
+            table = np.column_stack([np.asarray(frame.column(i).to_numpy(), dtype=float) for i in range(len(names))])
+        else:
+            raise ValueError(f"data must be a .csv, .npy or .parquet file; got {str(p)!r}.")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"data file {str(p)!r} is not readable: {' '.join(str(exc).split())}") from None
+    if table.ndim != 2 or table.shape[0] < 2 or table.shape[1] < 2:
+        raise ValueError(f"data must be a table with at least 2 rows and 2 columns (features and a label); got "
+                         f"shape {table.shape} in {str(p)!r}.")
+    if not np.all(np.isfinite(table)):
+        raise ValueError(f"data file {str(p)!r} holds non-finite values (nan or inf).")
+    if label_column is None:
+        index = table.shape[1] - 1
+    elif isinstance(label_column, str) and not label_column.lstrip("-").isdigit():
+        if names is None or label_column not in names:
+            columns = ", ".join(names) if names else "it has no header: give an index"
+            raise ValueError(f"label_column must name a column of {str(p)!r} ({columns}); got "
+                             f"label_column={label_column!r}.")
+        index = names.index(label_column)
+    else:
+        index = int(label_column)
+        if not -table.shape[1] <= index < table.shape[1]:
+            raise ValueError(f"label_column must be in [0, {table.shape[1] - 1}]; got label_column={label_column!r}.")
+        index %= table.shape[1]
+    labels = table[:, index]
+    features = np.delete(table, index, axis=1)
+    return features, labels
+
+
+def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | int | None, public_stats: bool,
+                         planning_share: float | None, feature_norm_bound: float | None, label_bound: float | None,
+                         n: int | None, d: int | None, target_exponent: float | None,
+                         label_noise: float | None) -> tuple[Any, PlanningShare]:
+    """The dpgd data model from a data file (or a pair (features, labels)) and the planning share it spent."""
+    from privdyn.plan._dpgd import DPGDModel
+    from privdyn.spectra import Spectrum
+
+    given = [name for name, value in (("n", n), ("d", d), ("target_exponent", target_exponent),
+                                      ("label_noise", label_noise)) if value is not None]
+    if given:
+        raise ValueError(f"{given[0]} comes from the data file; drop it when data is given.")
+    if public_stats and planning_share is not None:
+        raise ValueError("give either public_stats (--public-stats) or planning_share (--planning-share), not both.")
+    if not public_stats and planning_share is None:
+        raise ValueError("a data file is refused unless you say how its statistics may be used: --public-stats "
+                         "(they are public) or --planning-share FRACTION (estimated under DP from that share of the "
+                         "budget, with --feature-norm-bound and --label-bound).")
+    if isinstance(data, tuple):
+        features, labels = (np.asarray(v, dtype=float) for v in data)
+        source = "arrays given in Python"
+        if features.ndim != 2 or labels.shape != (features.shape[0],) or features.shape[0] < 2:
+            raise ValueError(f"data must be (features (n, d), labels (n,)) with n >= 2; got {features.shape} and "
+                             f"{labels.shape}.")
+        _check.finite(features=features, labels=labels)
+    else:
+        features, labels = load_data(data, label_column)
+        source = str(data)
+    rows, dim = features.shape
+    noise_level = 0.0
+    if public_stats:
+        sxx, sxy, syy = features.T @ features, features.T @ labels, float(labels @ labels)
+        share = PlanningShare(mode="public_stats", source=source)
+    else:
+        _check.scalar(planning_share=planning_share)
+        _check.in_range(0.0, 1.0, closed="neither", planning_share=planning_share)
+        if feature_norm_bound is None or label_bound is None:
+            raise ValueError("planning_share needs public bounds: feature_norm_bound (--feature-norm-bound) on ||x|| "
+                             "and label_bound (--label-bound) on |y|, both > 0.")
+        _check.scalar(feature_norm_bound=feature_norm_bound, label_bound=label_bound)
+        _check.positive(feature_norm_bound=feature_norm_bound, label_bound=label_bound)
+        b, y_max = float(feature_norm_bound), float(label_bound)
+        norms = np.linalg.norm(features, axis=1)
+        with np.errstate(divide="ignore"):
+            x = features * np.minimum(1.0, b / np.where(norms > 0, norms, np.inf))[:, None]
+        y = np.clip(labels, -y_max, y_max)
+        zcdp = float(planning_share) * budget_zcdp
+        each = zcdp / 3.0
+        rng = np.random.default_rng()  # fresh OS entropy: the noise of a DP release must not be reproducible
+        sens = {"second_moment_features": math.sqrt(2.0) * b**2, "feature_label_moment": 2.0 * b * y_max,
+                "label_second_moment": y_max**2}
+        stds = {k: v / math.sqrt(2.0 * each) for k, v in sens.items()}
+        upper = rng.standard_normal((dim, dim)) * stds["second_moment_features"]
+        noise = np.triu(upper) + np.triu(upper, 1).T
+        sxx = x.T @ x + noise
+        # the noise matrix's spectral norm is about 2 sqrt(d) times its entries' std (Wigner semicircle)
+        noise_level = 2.0 * math.sqrt(dim) * stds["second_moment_features"] / rows
+        sxy = x.T @ y + rng.standard_normal(dim) * stds["feature_label_moment"]
+        syy = float(y @ y) + float(rng.standard_normal()) * stds["label_second_moment"]
+        share = PlanningShare(
+            mode="dp", zcdp=zcdp, fraction=float(planning_share), source=source,
+            neighboring=NeighboringRelation.REPLACE_ONE.value,
+            bounds={"feature_norm_bound": b, "label_bound": y_max},
+            mechanisms=tuple({"statistic": k, "sensitivity": sens[k], "noise_std": stds[k], "zcdp": each}
+                             for k in sens))
+    values, vectors = np.linalg.eigh(0.5 * (sxx + sxx.T) / rows)
+    top = float(values.max())
+    if not top > 0:
+        raise ValueError("the estimated second-moment matrix has no positive eigenvalue; the data (or the planning "
+                         "share) is too small to plan from.")
+    values = np.maximum(values, max(_EIGENVALUE_FLOOR * top, noise_level))
+    moment = vectors.T @ (sxy / rows)
+    theta = moment / values  # eigen-coordinates of the least-squares fit
+    noise_var = max(syy / rows - float(moment @ theta), 1e-3 * syy / rows, 1e-12)
+    scale = math.sqrt(dim / float(values.sum()))
+    spectrum = Spectrum.from_eigenvalues(values * scale**2)
+    projections = spectrum.group_sums((theta / scale) ** 2)
+    description = {"spectrum": "data", "data": source, "n": rows, "d": dim, "label_noise": math.sqrt(noise_var),
+                   "target_norm": float(np.linalg.norm(theta)), "feature_scale": scale,
+                   "statistics": share.mode}
+    m = DPGDModel(n=rows, d=dim, spectrum=spectrum, target_projections=projections, label_noise=math.sqrt(noise_var),
+                  feature_scale=scale, description=description)
+    return m, share

@@ -1,0 +1,453 @@
+"""Planning DP-SGD with independent or correlated noise: calibrated noise and a ranking of noise strategies.
+
+:func:`dpsgd` calibrates the noise multiplier κ of DP-SGD (clipped per-example gradients summed over a batch, noise
+``κ·clip·(C⁻¹Z)_t`` added to the sum at step t, Wang et al., arXiv 2605.12648, Algorithm 1) for an (ε, δ) budget,
+for every candidate noise strategy (:mod:`privdyn.privacy.correlated`), and ranks the strategies by the utility
+proxy below.
+
+**Privacy.** Every κ comes from :func:`privdyn.privacy.accounting.dpsgd_noise_multiplier`, the accountant that the
+allow-list (:data:`privdyn.privacy.accounting.ALLOW_LIST`) assigns to the (strategy, sampler, neighbouring
+relation): this module has no list of its own, so a row added there is accepted here. A combination that is not on
+the list, or whose accountant's conditions fail (Theorem F.12 holds only for ε ≤ 1 and rT ≥ 3 ln(2/δ)), is refused
+with the dispatcher's :class:`~privdyn.privacy.accounting.NotAccountableError` (a ``ValueError``) when the user named
+the strategy, and listed as refused when it was only one of the default candidates.
+
+**Utility proxy** (the matrix-factorization error of Denisov et al. 2022, arXiv 2202.08312, §2, and
+Choquette-Choo et al. 2023, arXiv 2211.06530, eq. (1): the "mean squared error" of the noisy prefix sums that
+jax_privacy's matrix-factorization tools report). DP-SGD's iterates are θ_t = θ_0 − η Σ_{s≤t} (g_s + ξ_s): the
+model sees the noise only through its *prefix sums*, ``A ξ`` with A the T×T lower-triangular all-ones workload and
+``ξ = κ·clip·C⁻¹Z`` (Z iid standard normal, one column per coordinate). The proxy is the expected squared error per
+coordinate, averaged over the T steps,
+
+    prefix_sum_mse = (κ·clip)² · ‖A C⁻¹‖_F² / T,
+
+at the *calibrated* κ of each strategy (so the privacy cost of the correlation, through its accountant, is in κ).
+For the Toeplitz strategies here ``A C⁻¹`` has first column b_k = Σ_{j≤k} d_j (d the noise coefficients) and
+‖A C⁻¹‖_F² = Σ_k (T − k) b_k². Independent noise gives (T + 1)/2 · κ², λ-CGD (1 + (1 − λ)²(T − 1)/2) · κ².
+The error of the last prefix sum, (κ·clip)² Σ_k b_k² (the largest row, the "max" error), is reported beside it.
+The proxy measures the noise alone, on the summed gradients (divide by B² for the averaged gradient); it is not a
+prediction of training loss.
+
+**One relation per ranking.** All strategies of a plan share the user's sampler and neighbouring relation, so the
+ranking compares like with like. Correlated strategies can be ranked against independent noise only under
+fixed-size sampling with zero-out neighbours, where λ = 0 is accounted through Theorem F.8's pair (the
+Poisson-subsampled Gaussian at q = B/n) and λ > 0 by Theorem F.12: a ranking that rests on F.12 is **provisional**,
+because F.12 is a loose closed-form bound (the worst participation pattern, no amplification from which steps a
+record joins) set against a tight PLD for independent noise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from privdyn import _check
+from privdyn.plan._budget import PlanningShare, PrivacyStatement, _check_delta
+from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification, json_ready
+from privdyn.privacy import accounting, correlated
+from privdyn.privacy.labels import NeighboringRelation
+
+__all__ = ["DPSGDPlan", "dpsgd", "parse_strategy", "strategy_spec", "prefix_sum_mse", "DEFAULT_STRATEGIES"]
+
+DEFAULT_STRATEGIES = ("independent", "lambda_cgd:0.1", "lambda_cgd:0.3", "lambda_cgd:0.5", "lambda_cgd:0.7",
+                      "lambda_cgd:0.9", "square_root")
+"""The candidates when none are named: DP-SGD, λ-CGD at five correlations and the square-root factorization."""
+
+CALIBRATION_RTOL = 1e-4
+"""Relative tolerance of κ in the plan (the accountant returns the safe side)."""
+PARETO_RTOL = 1e-3
+"""Relative tolerance of κ along the Pareto front."""
+VERIFY_COORDINATES = 32
+"""Coordinates of the noise stream per verification run (iid, averaged within the run)."""
+
+_RANKING_RELATION = ("fixed_size", NeighboringRelation.ZERO_OUT)
+_PROVISIONAL_ACCOUNTANTS = ("theorem_f12_proved",)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Strategies by name
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _numbers(text: str, what: str, spec: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        values = []
+    if not values:
+        raise ValueError(f"strategy {spec!r}: {what} must be a comma-separated list of numbers; got {text!r}.")
+    return values
+
+
+def parse_strategy(spec: str | correlated.Strategy) -> correlated.Strategy:
+    """A noise strategy from its name: ``independent``, ``lambda_cgd:λ``, ``square_root``,
+    ``banded_inverse:d0,d1,...`` (noise coefficients), ``toeplitz:c0,c1,...`` (encoder coefficients) or
+    ``blt:θ1,θ2,...:ω1,ω2,...`` (buffer decays, output scales); a :class:`~privdyn.privacy.correlated.Strategy` is
+    returned as it is.
+    """
+    if isinstance(spec, correlated.Strategy):
+        return spec
+    if not isinstance(spec, str):
+        raise TypeError(f"strategy must be a name or a privdyn.privacy.correlated.Strategy; got {spec!r}.")
+    name, _, rest = spec.strip().partition(":")
+    if name == "independent" and not rest:
+        return correlated.Independent()
+    if name == "square_root" and not rest:
+        return correlated.SquareRoot()
+    if name == "lambda_cgd" and rest:
+        value = _numbers(rest, "noise_correlation", spec)
+        if len(value) != 1:
+            raise ValueError(f"strategy {spec!r}: lambda_cgd takes one noise_correlation in [0, 1).")
+        return correlated.LambdaCGD(value[0])
+    if name == "banded_inverse" and rest:
+        return correlated.BandedInverse(_numbers(rest, "noise_coefficients", spec))
+    if name == "toeplitz" and rest:
+        return correlated.Toeplitz(_numbers(rest, "encoder_coefficients", spec))
+    if name == "blt" and rest.count(":") == 1:
+        decays, scales = rest.split(":")
+        return correlated.BufferedToeplitz(_numbers(decays, "buffer_decays", spec),
+                                           _numbers(scales, "output_scales", spec))
+    raise ValueError("strategy must be 'independent', 'lambda_cgd:LAMBDA', 'square_root', 'banded_inverse:D0,D1,...', "
+                     f"'toeplitz:C0,C1,...' or 'blt:DECAYS:SCALES'; got strategy={spec!r}.")
+
+
+def strategy_spec(strategy: correlated.Strategy) -> str:
+    """The name :func:`parse_strategy` reads back (the strategy's repr for parameters it cannot spell)."""
+    if isinstance(strategy, correlated.LambdaCGD):
+        return f"lambda_cgd:{strategy.noise_correlation:g}"
+    if type(strategy) in (correlated.Independent, correlated.SquareRoot):
+        return strategy.name
+    return repr(strategy)
+
+
+def _prefix_coefficients(strategy: correlated.Strategy, num_steps: int) -> np.ndarray:
+    """b_k = Σ_{j≤k} d_j, the first column of A C⁻¹ (A the prefix-sum workload)."""
+    return np.cumsum(strategy.noise_coefficients(num_steps))
+
+
+def prefix_sum_mse(strategy: correlated.Strategy, *, noise_multiplier: float, num_steps: int,
+                   clip: float = 1.0) -> tuple[float, float]:
+    """(mean, last): (κ·clip)²‖A C⁻¹‖_F²/T and (κ·clip)²‖(A C⁻¹)_{T,:}‖², per coordinate (module docstring)."""
+    b = _prefix_coefficients(strategy, num_steps)
+    scale = (noise_multiplier * clip) ** 2
+    frobenius = float(np.dot(num_steps - np.arange(num_steps), b * b))
+    return scale * frobenius / num_steps, scale * float(np.dot(b, b))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Calibration of one strategy
+# ------------------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Sizes:
+    n: int
+    batch_size: int
+    num_steps: int
+    delta: float
+    sampler: str
+    neighboring: NeighboringRelation
+    clip: float
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Ranked:
+    strategy: correlated.Strategy
+    row: accounting.AllowListRow
+    noise_multiplier: float
+    calibration_source: str
+    mse: float
+    last_mse: float
+
+    def hyperparameters(self, s: _Sizes) -> dict[str, Any]:
+        kind = accounting.noise_kind(self.strategy)
+        out: dict[str, Any] = {"strategy": kind}
+        if isinstance(self.strategy, correlated.LambdaCGD | correlated.Independent):
+            out["noise_correlation"] = getattr(self.strategy, "noise_correlation", 0.0)
+        elif strategy_spec(self.strategy) != kind:
+            out["strategy_spec"] = strategy_spec(self.strategy)
+        out.update(noise_multiplier=self.noise_multiplier, noise_std=self.noise_multiplier * s.clip, clip=s.clip,
+                   sampler=s.sampler, neighboring=s.neighboring.value, accountant=self.row.accountant,
+                   guarantee=self.row.guarantee.value)
+        return out
+
+
+def _calibrate(strategy: correlated.Strategy, epsilon: float, s: _Sizes, rtol: float) -> _Ranked:
+    """κ for (ε, δ) by the allow-listed accountant (raises NotAccountableError), and the proxy at κ."""
+    row = accounting.accountant_for(strategy, sampler=s.sampler, neighboring=s.neighboring)
+    loss = accounting.dpsgd_noise_multiplier(strategy, epsilon=epsilon, delta=s.delta, n=s.n,
+                                             batch_size=s.batch_size, num_steps=s.num_steps, sampler=s.sampler,
+                                             neighboring=s.neighboring, rtol=rtol)
+    kappa = float(loss.value)
+    mse, last = prefix_sum_mse(strategy, noise_multiplier=kappa, num_steps=s.num_steps, clip=s.clip)
+    return _Ranked(strategy=strategy, row=row, noise_multiplier=kappa, calibration_source=loss.source, mse=mse,
+                   last_mse=last)
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())
+
+
+# ------------------------------------------------------------------------------------------------------------
+# The plan
+# ------------------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, eq=False)
+class DPSGDPlan(Plan):
+    """A dpsgd plan (:class:`~privdyn.plan._plan.Plan`): the chosen strategy and its κ, the ranking, the refusals.
+
+    Attributes:
+        strategy: the chosen noise strategy.
+        noise_multiplier: its calibrated κ (noise std on the summed clipped gradients / clip).
+        epsilon_target, delta: the budget.
+        sizes: n, batch size, steps, sampler, relation, clip.
+        candidates: the strategies that were ranked (the chosen one first).
+        refused: ``(strategy_spec, reason)`` of each default candidate privdyn cannot account here.
+        ranking: how the ranking was made (criterion, sampler, relation, ``provisional`` and why).
+    """
+
+    strategy: correlated.Strategy
+    noise_multiplier: float
+    epsilon_target: float
+    delta: float
+    sizes: _Sizes
+    candidates: tuple[correlated.Strategy, ...]
+    refused: tuple[tuple[str, str], ...]
+    ranking: dict[str, Any]
+
+    def simulate(self, num_runs: int, seed: int = 0) -> Verification:
+        """The chosen strategy's noise stream, ``num_runs`` runs: its prefix-sum error against the proxy.
+
+        Each run streams ``κ·clip·(C⁻¹Z)_t`` (:meth:`privdyn.privacy.correlated.Strategy.stream`, counter-based
+        normals) for :data:`VERIFY_COORDINATES` coordinates over the T steps, accumulates the prefix sums and
+        measures their mean square over steps and coordinates, whose expectation is exactly ``prefix_sum_mse``;
+        the check is two-sided at 5 standard errors with no bias allowance.
+        """
+        _check.integer(minimum=2, num_runs=num_runs)
+        _check.integer(minimum=0, seed=seed)
+        s = self.sizes
+        source = correlated.step_normals(int(seed), "privdyn-plan/dpsgd")
+        stream = self.strategy.stream((int(num_runs), VERIFY_COORDINATES), source, num_steps=s.num_steps,
+                                      scale=self.noise_multiplier * s.clip)
+        prefix = np.zeros((int(num_runs), VERIFY_COORDINATES))
+        total = np.zeros(int(num_runs))
+        for _ in range(s.num_steps):
+            prefix += stream.next()
+            total += np.einsum("ij,ij->i", prefix, prefix)
+        measured = total / (s.num_steps * VERIFY_COORDINATES)
+        return Verification.from_runs(
+            measured, predicted=self.predicted_risk, quantity=self.quantity, seed=int(seed),
+            note=(f"mean square of the prefix sums of the {strategy_spec(self.strategy)} noise stream "
+                  f"({VERIFY_COORDINATES} coordinates x {s.num_steps} steps per run); its expectation is the proxy "
+                  "exactly, so no bias allowance. This checks the noise and the proxy's algebra, not the privacy "
+                  "accounting or a training loss"))
+
+    def pareto_front(self, budgets: Sequence[float] | None = None, *, num_points: int = 7) -> ParetoFront:
+        """The smallest proxy over the ranked strategies against ε, each re-calibrated at every ε (rtol 1e-3).
+
+        Budgets where no ranked strategy can be accounted (e.g. ε > 1 for λ-CGD alone) have error ``inf``.
+        """
+        _check.integer(minimum=2, num_points=num_points)
+        values = (np.geomspace(self.epsilon_target / 8.0, self.epsilon_target * 8.0, num_points) if budgets is None
+                  else np.sort(np.asarray(budgets, dtype=float)))
+        _check.positive(budgets=values)
+        best, params = [], []
+        for epsilon in values.tolist():
+            ranked = []
+            for strategy in self.candidates:
+                try:
+                    ranked.append(_calibrate(strategy, epsilon, self.sizes, PARETO_RTOL))
+                except accounting.NotAccountableError:
+                    continue
+            if not ranked:
+                best.append(math.inf)
+                params.append({})
+                continue
+            winner = min(ranked, key=lambda r: r.mse)
+            best.append(winner.mse)
+            params.append(winner.hyperparameters(self.sizes))
+        return ParetoFront(budget_name="epsilon", budgets=values, predicted=np.array(best), quantity=self.quantity,
+                           hyperparameters=tuple(params),
+                           note=(f"the best of the ranked strategies at every epsilon (delta = {self.delta:g}, "
+                                 f"{self.sizes.sampler} sampling, {self.sizes.neighboring.value} neighbours), "
+                                 "each calibrated by its allow-listed accountant (rtol 1e-3)"))
+
+    def to_json(self, *, pareto_front: ParetoFront | None = None,
+                verification: Verification | None = None) -> dict[str, Any]:
+        out = super().to_json(pareto_front=pareto_front, verification=verification)
+        out["ranking"] = json_ready(self.ranking)
+        out["refused"] = [{"strategy": spec, "reason": reason} for spec, reason in self.refused]
+        return out
+
+    def summary(self) -> str:
+        lines = [super().summary(), "", "ranking", f"  {self.ranking['text']}"]
+        if self.refused:
+            lines += ["", "not ranked (privdyn cannot account them here)"]
+            lines += [f"  {spec:<20} {reason}" for spec, reason in self.refused]
+        return "\n".join(lines)
+
+
+def _statement(best: _Ranked, s: _Sizes, epsilon: float, delta: float) -> PrivacyStatement:
+    """The privacy statement of the chosen strategy: ε recomputed by the same accountant at the calibrated κ."""
+    from privdyn.privacy import correlated_calibration
+
+    loss = accounting.dpsgd_epsilon(best.strategy, noise_multiplier=best.noise_multiplier, n=s.n,
+                                    batch_size=s.batch_size, num_steps=s.num_steps, delta=delta, sampler=s.sampler,
+                                    neighboring=s.neighboring)
+    rdp_curve = None
+    conversion = None
+    if best.row.accountant == "dp_accounting_rdp":  # the row's accountant is an RDP curve: publish it
+        orders = np.array([1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0])
+        curve = correlated_calibration.rdp_dp_accounting(
+            best.noise_multiplier, n=s.n, batch_size=s.batch_size, num_steps=s.num_steps, renyi_orders=orders,
+            sampler=s.sampler, neighboring=s.neighboring)
+        rdp_curve = {"renyi_orders": orders.tolist(), "rdp_epsilons": np.asarray(curve.value).tolist()}
+        conversion = "RDP -> (epsilon, delta) by Balle et al. 2020 (arXiv 1905.09982, Theorem 21)"
+    elif best.row.accountant.endswith("_pld"):
+        conversion = "privacy-loss distribution, pessimistic discretization (no RDP curve)"
+    elif best.row.accountant in _PROVISIONAL_ACCOUNTANTS:
+        conversion = "a closed-form (epsilon, delta) bound (no RDP curve)"
+    assumptions = [
+        f"every step draws a batch by {s.sampler} sampling (batch_size = {s.batch_size} of n = {s.n}), "
+        f"{s.num_steps} steps",
+        f"per-example gradients clipped to L2 norm clip = {s.clip:g} and summed; noise "
+        f"noise_multiplier * clip * (C^-1 Z)_t added to the sum at step t",
+        "the noise strategy, sizes and hyper-parameters do not depend on the private data",
+    ]
+    if best.row.conditions:
+        assumptions.append(f"the accountant's conditions hold: {best.row.conditions}")
+    return PrivacyStatement(
+        unit="one example (a record of the training set)", neighboring=s.neighboring, sampler=s.sampler,
+        released="every noisy gradient sum, hence every iterate", accountant=f"{best.row.describe()}; {loss.source}",
+        guarantee=best.row.guarantee, planning=PlanningShare(), epsilon=float(loss.value), delta=delta, zcdp=None,
+        training_zcdp=None, rdp_curve=rdp_curve, conversion=conversion, assumptions=tuple(assumptions),
+        cross_checks={"epsilon_target": epsilon, "calibration": best.calibration_source},
+        extra={"noise_multiplier": best.noise_multiplier})
+
+
+def _required(name: str, value: Any, choices: Sequence[str], meaning: str) -> None:
+    if value is None:
+        raise ValueError(f"{name} is required ({meaning}): one of {', '.join(repr(c) for c in choices)}; "
+                         "privdyn never assumes one.")
+
+
+def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: float, sampler: str | None = None,
+          neighboring: str | None = None, strategies: Sequence[str | correlated.Strategy] | None = None,
+          clip: float = 1.0) -> DPSGDPlan:
+    """Plan DP-SGD with independent or correlated noise: κ per strategy for (ε, δ), ranked by the prefix-sum proxy.
+
+    Args:
+        n: number of training examples (>= 1).
+        batch_size: (expected) batch size B, 1 <= B <= n.
+        num_steps: number of steps T (>= 1).
+        epsilon, delta: the budget, epsilon > 0 and delta in (0, 1).
+        sampler: ``"fixed_size"``, ``"poisson"`` or ``"shuffle"`` (required).
+        neighboring: ``"replace_one"``, ``"add_remove"`` or ``"zero_out"`` (required).
+        strategies: names (:func:`parse_strategy`) or strategy objects; every one must be accountable under
+            (sampler, neighboring), else the plan is refused. None: :data:`DEFAULT_STRATEGIES`, of which the
+            accountable ones are ranked and the others listed as refused.
+        clip: the clipping threshold (scales the proxy by clip²; κ does not depend on it).
+
+    Returns:
+        A :class:`DPSGDPlan`: the strategy with the smallest ``prefix_sum_mse`` at its calibrated κ
+        (``hyperparameters``: ``strategy``, ``noise_correlation`` for λ-CGD, ``noise_multiplier``, ``noise_std`` =
+        κ·clip on the summed gradients, ``sampler``, ``neighboring``, ``accountant``, ``guarantee``), the others in
+        ``alternatives`` with theirs, the per-step error curve, the ranking and the privacy statement.
+
+    Raises:
+        ValueError: bad sizes or budget, a missing sampler or relation, an unknown strategy name; and
+            :class:`~privdyn.privacy.accounting.NotAccountableError` (a ValueError) for a named strategy privdyn
+            cannot account here, or when no default candidate can be accounted.
+    """
+    started = time.perf_counter()
+    _check.integer(minimum=1, n=n, batch_size=batch_size, num_steps=num_steps)
+    if int(batch_size) > int(n):
+        raise ValueError(f"batch_size must be <= n = {int(n)}; got batch_size={batch_size!r}.")
+    _check.scalar(epsilon=epsilon, clip=clip)
+    _check.positive(epsilon=epsilon, clip=clip)
+    dlt = _check_delta(delta)
+    _required("sampler", sampler, accounting.SAMPLERS, "how records join the steps")
+    _required("neighboring", neighboring, [r.value for r in NeighboringRelation], "which datasets are neighbours")
+    _check.one_of(accounting.SAMPLERS, sampler=sampler)
+    try:
+        relation = NeighboringRelation(neighboring)
+    except ValueError:
+        choices = ", ".join(repr(r.value) for r in NeighboringRelation)
+        raise ValueError(f"neighboring must be one of {choices}; got neighboring={neighboring!r}.") from None
+    s = _Sizes(n=int(n), batch_size=int(batch_size), num_steps=int(num_steps), delta=dlt, sampler=str(sampler),
+               neighboring=relation, clip=float(clip))
+    named = strategies is not None
+    specs = list(DEFAULT_STRATEGIES if strategies is None else strategies)
+    if not specs:
+        raise ValueError("strategies must name at least one noise strategy; got none.")
+    parsed = [parse_strategy(spec) for spec in specs]
+
+    ranked: list[_Ranked] = []
+    refused: list[tuple[str, str]] = []
+    first_refusal: accounting.NotAccountableError | None = None
+    for strategy in parsed:
+        try:
+            ranked.append(_calibrate(strategy, float(epsilon), s, CALIBRATION_RTOL))
+        except accounting.NotAccountableError as exc:
+            if named:
+                raise accounting.NotAccountableError(_one_line(exc)) from None
+            first_refusal = first_refusal or exc
+            refused.append((strategy_spec(strategy), _one_line(exc)))
+    if not ranked:
+        assert first_refusal is not None
+        raise accounting.NotAccountableError(_one_line(first_refusal)) from None
+    ranked.sort(key=lambda r: r.mse)
+    best = ranked[0]
+
+    provisional = len(ranked) > 1 and any(r.row.accountant in _PROVISIONAL_ACCOUNTANTS for r in ranked)
+    relation_text = f"{s.sampler} sampling, {s.neighboring.value} neighbours"
+    if provisional:
+        why = ("provisional: lambda > 0 is accounted by Theorem F.12 of arXiv 2605.12648, a loose closed-form bound "
+               "(worst participation pattern, no amplification from which steps a record joins), against a tight "
+               "PLD for independent noise; a tighter lambda > 0 accountant can change the order")
+    elif len(ranked) == 1:
+        why = "one strategy accountable here, nothing to rank"
+    else:
+        why = "every ranked strategy is accounted by a tight accountant"
+    ranking = {"criterion": "prefix_sum_mse", "sampler": s.sampler, "neighboring": s.neighboring.value,
+               "provisional": provisional,
+               "text": f"by prefix_sum_mse at each strategy's calibrated noise_multiplier, all under {relation_text}; "
+                       + why + "."}
+    notes = [f"noise_multiplier is the noise std on the SUM of clipped per-example gradients divided by clip; on the "
+             f"averaged gradient the std is noise_multiplier * clip / batch_size = "
+             f"{best.noise_multiplier * s.clip / s.batch_size:.6g}"]
+    if (s.sampler, s.neighboring) != _RANKING_RELATION and refused:
+        notes.append("correlated strategies can be ranked against independent noise under fixed_size sampling with "
+                     "zero_out neighbours (Theorem F.8's pair for lambda = 0, Theorem F.12 for lambda > 0)")
+    notes.append("prefix_sum_mse measures the noise of the released gradient stream, per coordinate, on the summed "
+                 "gradients; it ranks noise strategies and is not a predicted training loss")
+
+    alternatives = tuple(
+        Alternative(name=strategy_spec(r.strategy), hyperparameters=r.hyperparameters(s), predicted_risk=r.mse,
+                    note=f"last prefix sum {r.last_mse:.4g}")
+        for r in ranked[1:])
+    b = _prefix_coefficients(best.strategy, s.num_steps)
+    row_norms = (best.noise_multiplier * s.clip) ** 2 * np.cumsum(b * b)
+    shown = np.unique(np.geomspace(1, s.num_steps, min(s.num_steps, 200)).round().astype(int))
+    statement = _statement(best, s, float(epsilon), dlt)
+    return DPSGDPlan(
+        family="dpsgd",
+        inputs={"n": s.n, "batch_size": s.batch_size, "num_steps": s.num_steps, "sampling_prob": s.batch_size / s.n,
+                "epsilon": float(epsilon), "delta": dlt, "sampler": s.sampler, "neighboring": s.neighboring.value,
+                "clip": s.clip, "strategies": [strategy_spec(p) for p in parsed]},
+        hyperparameters=best.hyperparameters(s), per_step={}, predicted_risk=best.mse, quantity="prefix_sum_mse",
+        method="closed_form",
+        risk_curve={"times": shown.tolist(), "risk": row_norms[shown - 1].tolist(), "final_risk": best.last_mse,
+                    "x_label": "step t",
+                    "y_label": "E (prefix sum of the noise)^2 per coordinate"},
+        alternatives=alternatives, privacy=statement, notes=tuple(notes),
+        search={"calibrations": len(ranked), "calibration_rtol": CALIBRATION_RTOL,
+                "last_prefix_sum_mse": best.last_mse, "elapsed_s": time.perf_counter() - started},
+        strategy=best.strategy, noise_multiplier=best.noise_multiplier, epsilon_target=float(epsilon), delta=dlt,
+        sizes=s, candidates=tuple(r.strategy for r in ranked), refused=tuple(refused), ranking=ranking)

@@ -1,0 +1,205 @@
+"""The dpsgd planner: calibration through the allow-list, the prefix-sum proxy, the ranking, refusals, verification."""
+
+import dataclasses
+import json
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+from dp_accounting import pld
+
+import privdyn.plan
+from privdyn.cli import main
+from privdyn.plan import _dpsgd
+from privdyn.privacy import accounting, correlated
+from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
+
+# the kan spec's third reference row: r T = 100 >= 3 ln(2/delta), so Theorem F.12 applies at epsilon <= 1
+SIZES = dict(n=10_000, batch_size=1_000, num_steps=1_000, epsilon=0.5, delta=1e-6)
+RANKING = dict(SIZES, sampler="fixed_size", neighboring="zero_out")
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return privdyn.plan.dpsgd(**RANKING)
+
+
+def test_every_noise_multiplier_is_the_allow_listed_accountants(plan) -> None:
+    sizes = {k: SIZES[k] for k in ("n", "batch_size", "num_steps", "epsilon", "delta")}
+    for hyper in [plan.hyperparameters] + [a.hyperparameters for a in plan.alternatives]:
+        lam = hyper["noise_correlation"]
+        strategy = correlated.LambdaCGD(lam) if lam > 0 else correlated.Independent()
+        expected = accounting.dpsgd_noise_multiplier(strategy, sampler="fixed_size", neighboring="zero_out",
+                                                     **sizes)
+        assert hyper["noise_multiplier"] == float(expected.value)
+        row = accounting.accountant_for(strategy, sampler="fixed_size", neighboring="zero_out")
+        assert hyper["accountant"] == row.accountant and hyper["guarantee"] == "bound"
+        assert hyper["sampler"] == "fixed_size" and hyper["neighboring"] == "zero_out"
+    # Theorem F.12 with its proved constant 2: the spec's constant-8 table value for lambda = 0.5 (559.44) halved
+    lam5 = next(a for a in plan.alternatives if a.hyperparameters["noise_correlation"] == 0.5)
+    assert math.isclose(lam5.hyperparameters["noise_multiplier"], 559.44 / 2, rel_tol=1e-4)
+
+
+def test_plan_epsilon_checked_by_dp_accounting_pld(plan) -> None:
+    """Independent noise under fixed-size zero-out is the Poisson-subsampled Gaussian at q = B/n (Theorem F.8)."""
+    kappa = plan.noise_multiplier
+    accountant = pld.PLDAccountant()
+    event = dp_accounting.PoissonSampledDpEvent(SIZES["batch_size"] / SIZES["n"],
+                                                dp_accounting.GaussianDpEvent(kappa))
+    accountant.compose(event, SIZES["num_steps"])
+    assert accountant.get_epsilon(SIZES["delta"]) <= SIZES["epsilon"]
+    assert plan.privacy.epsilon <= SIZES["epsilon"] and plan.privacy.guarantee is Guarantee.BOUND
+    assert plan.privacy.sampler == "fixed_size" and plan.privacy.neighboring is NeighboringRelation.ZERO_OUT
+    # 1% less noise breaks the target: the calibration is tight
+    accountant = pld.PLDAccountant()
+    accountant.compose(dp_accounting.PoissonSampledDpEvent(
+        SIZES["batch_size"] / SIZES["n"], dp_accounting.GaussianDpEvent(0.99 * kappa)), SIZES["num_steps"])
+    assert accountant.get_epsilon(SIZES["delta"]) > SIZES["epsilon"]
+
+
+@pytest.mark.parametrize("strategy", [correlated.Independent(), correlated.LambdaCGD(0.6), correlated.SquareRoot(),
+                                      correlated.BufferedToeplitz([0.9, 0.5], [0.3, 0.1]),
+                                      correlated.Toeplitz([1.0, 0.5, 0.25])])
+def test_prefix_sum_mse_is_the_dense_matrix_error(strategy) -> None:
+    num_steps, kappa, clip = 37, 1.7, 0.6
+    workload = np.tril(np.ones((num_steps, num_steps)))
+    b = workload @ strategy.noise_matrix(num_steps)
+    mean, last = _dpsgd.prefix_sum_mse(strategy, noise_multiplier=kappa, num_steps=num_steps, clip=clip)
+    assert math.isclose(mean, (kappa * clip) ** 2 * np.sum(b * b) / num_steps, rel_tol=1e-12)
+    assert math.isclose(last, (kappa * clip) ** 2 * np.sum(b[-1] ** 2), rel_tol=1e-12)
+
+
+def test_prefix_sum_mse_closed_forms(plan) -> None:
+    t = SIZES["num_steps"]
+    assert math.isclose(plan.predicted_risk, plan.noise_multiplier**2 * (t + 1) / 2, rel_tol=1e-12)
+    for alt in plan.alternatives:
+        lam, kappa = alt.hyperparameters["noise_correlation"], alt.hyperparameters["noise_multiplier"]
+        assert math.isclose(alt.predicted_risk, kappa**2 * (1 + (1 - lam) ** 2 * (t - 1) / 2), rel_tol=1e-12)
+
+
+def test_ranking_is_sorted_and_provisional_when_it_rests_on_theorem_f12(plan) -> None:
+    risks = [plan.predicted_risk] + [a.predicted_risk for a in plan.alternatives]
+    assert risks == sorted(risks)
+    assert plan.ranking["provisional"] is True and "provisional" in plan.ranking["text"]
+    assert "Theorem F.12" in plan.summary()
+    assert [spec for spec, _ in plan.refused] == ["square_root"]
+    assert "not on the allow-list" in plan.refused[0][1]
+
+
+def test_json_prints_sampler_and_relation_with_every_number(plan) -> None:
+    doc = json.loads(json.dumps(plan.to_json(), allow_nan=False))
+    for entry in [doc] + doc["alternatives"]:
+        assert entry["sampler"] == "fixed_size" and entry["neighboring"] == "zero_out"
+        assert "noise_multiplier" in entry and "predicted_risk" in entry and "accountant" in entry
+    assert doc["quantity"] == "prefix_sum_mse" and doc["guarantee"] == "bound"
+    assert doc["refused"][0]["strategy"] == "square_root"
+    statement = doc["privacy_statement"]
+    assert statement["sampler"] == "fixed_size" and statement["neighboring"] == "zero_out"
+    assert "Theorem F.8" in statement["accountant"]
+
+
+def test_verification_simulates_the_noise_stream(plan) -> None:
+    check = plan.simulate(12, seed=3)
+    assert check.within is True and check.num_runs == 12
+    lam_plan = dataclasses.replace(plan, strategy=correlated.LambdaCGD(0.5),
+                                   noise_multiplier=plan.alternatives[2].hyperparameters["noise_multiplier"],
+                                   predicted_risk=plan.alternatives[2].predicted_risk)
+    assert lam_plan.simulate(12, seed=4).within is True
+    wrong = dataclasses.replace(plan, predicted_risk=plan.predicted_risk * 1.5)  # a wrong proxy is detected
+    assert wrong.simulate(12, seed=3).within is False
+
+
+def test_pareto_front_decreases_and_passes_through_the_plan(plan) -> None:
+    front = plan.pareto_front([0.25, 0.5, 2.0])
+    assert front.budget_name == "epsilon" and np.all(np.diff(front.predicted) < 0)
+    assert math.isclose(front.predicted[1], plan.predicted_risk, rel_tol=3e-3)  # rtol 1e-3 on kappa
+    assert front.hyperparameters[2]["strategy"] == "independent"  # lambda-CGD is not accountable at epsilon 2
+
+
+def test_other_relations_rank_what_they_can_account() -> None:
+    plan = privdyn.plan.dpsgd(**dict(SIZES, sampler="poisson", neighboring="add_remove"))
+    assert plan.hyperparameters["strategy"] == "independent" and not plan.alternatives
+    assert plan.ranking["provisional"] is False
+    assert {spec for spec, _ in plan.refused} == set(_dpsgd.DEFAULT_STRATEGIES) - {"independent"}
+    assert any("zero_out" in note for note in plan.notes)
+    replace = privdyn.plan.dpsgd(**dict(SIZES, sampler="fixed_size", neighboring="replace_one"))
+    assert replace.hyperparameters["accountant"] == "dp_accounting_rdp"
+    curve = replace.privacy.rdp_curve
+    assert curve is not None and len(curve["renyi_orders"]) == len(curve["rdp_epsilons"])
+
+
+def test_a_new_allow_list_row_is_accepted_without_a_list_of_its_own(monkeypatch) -> None:
+    """The planner asks the dispatcher: a row added to ALLOW_LIST (as the amplification work will) is ranked."""
+    def loss(value: float, quantity: str) -> PrivacyLoss:
+        return PrivacyLoss(value=value, guarantee=Guarantee.BOUND, quantity=quantity,
+                           neighboring=NeighboringRelation.ZERO_OUT, sampler="fixed_size", source="a test row")
+
+    def epsilon(strategy, kappa, sizes, delta):
+        return loss(0.4, "epsilon")
+
+    def noise_multiplier(strategy, epsilon, delta, sizes, rtol):
+        return loss(3.0, "noise_multiplier")
+
+    row = accounting.AllowListRow("square_root", "fixed_size", NeighboringRelation.ZERO_OUT, "test_row",
+                                  Guarantee.BOUND, "", epsilon, noise_multiplier)
+    monkeypatch.setattr(accounting, "ALLOW_LIST", accounting.ALLOW_LIST + (row,))
+    plan = _dpsgd.dpsgd(**dict(RANKING, strategies=["square_root", "lambda_cgd:0.5"]))
+    assert plan.hyperparameters["strategy"] == "square_root" and plan.hyperparameters["noise_multiplier"] == 3.0
+    assert plan.hyperparameters["accountant"] == "test_row" and plan.privacy.epsilon == 0.4
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    (dict(SIZES, sampler="shuffle", neighboring="zero_out"), "sampler='shuffle'"),
+    (dict(SIZES, sampler="shuffle", neighboring="add_remove", strategies=["independent"]), "sampler='shuffle'"),
+    (dict(SIZES, sampler="poisson", neighboring="add_remove", strategies=["lambda_cgd:0.5"]),
+     "lambda_cgd noise .* sampler='poisson'"),
+    (dict(RANKING, strategies=["blt:0.9:0.2"]), "blt noise"),
+    (dict(RANKING, strategies=["banded_inverse:1,-0.5"]), "banded_inverse noise"),  # not lambda-CGD's theorem
+    (dict(RANKING, strategies=["square_root"]), "square_root noise"),
+    (dict(RANKING, epsilon=2.0, strategies=["lambda_cgd:0.5"]), "holds only for epsilon <= 1"),
+    (dict(RANKING, num_steps=100, strategies=["lambda_cgd:0.5"]), r"needs r\*T >= 3\*ln\(2/delta\)"),
+    (dict(SIZES, neighboring="zero_out"), "sampler is required"),
+    (dict(SIZES, sampler="poisson"), "neighboring is required"),
+    (dict(RANKING, sampler="uniform"), "sampler must be one of"),
+    (dict(RANKING, neighboring="swap"), "neighboring must be one of"),
+    (dict(RANKING, epsilon=0.0), "epsilon must be > 0"),
+    (dict(RANKING, delta=1.0), r"delta must be in \(0.0, 1.0\)"),
+    (dict(RANKING, n=0), "n must be an integer >= 1"),
+    (dict(RANKING, batch_size=20_000), "batch_size must be <= n"),
+    (dict(RANKING, strategies=["cosine"]), "strategy must be 'independent'"),
+    (dict(RANKING, strategies=["lambda_cgd:1.5"]), r"noise_correlation must be in \[0.0, 1.0\)"),
+    (dict(RANKING, strategies=[]), "at least one noise strategy"),
+])
+def test_refusals_and_bad_input(kwargs, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        privdyn.plan.dpsgd(**kwargs)
+
+
+def test_refusal_is_the_dispatchers_error() -> None:
+    with pytest.raises(accounting.NotAccountableError, match="not on the allow-list"):
+        privdyn.plan.dpsgd(**dict(SIZES, sampler="shuffle", neighboring="add_remove"))
+
+
+def test_cli_dpsgd_json_and_refusal(capsys, tmp_path) -> None:
+    args = ["plan", "dpsgd", "--n", "10000", "--batch-size", "1000", "--num-steps", "1000", "--epsilon", "0.5",
+            "--delta", "1e-6", "--sampler", "fixed_size", "--neighboring", "zero_out"]
+    assert main([*args, "--strategy", "independent", "--strategy", "lambda_cgd:0.5", "--json"]) == 0
+    out = capsys.readouterr().out
+    doc = json.loads(out)
+    assert out.strip().count("\n") == 0
+    assert doc["family"] == "dpsgd" and doc["strategy"] == "independent" and len(doc["alternatives"]) == 1
+    assert doc["ranking"]["provisional"] is True
+    written = tmp_path / "written"
+    assert main([*args, "--strategy", "independent", "--out", str(written), "--pareto", "2", "--verify", "3"]) == 0
+    assert sorted(p.name for p in written.iterdir()) == ["plan.json", "plan.png"]
+    saved = json.loads((written / "plan.json").read_text())
+    assert saved["verification"]["num_runs"] == 3 and len(saved["pareto_front"]["budgets"]) == 2
+    assert "fixed_size" in capsys.readouterr().out
+    target = tmp_path / "out"
+    assert main([*args[:-4], "--sampler", "poisson", "--neighboring", "add_remove", "--strategy", "lambda_cgd:0.5",
+                 "--out", str(target)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert captured.out == "" and len(lines) == 1 and "lambda_cgd noise" in lines[0]
+    assert not target.exists()
