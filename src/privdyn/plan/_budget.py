@@ -137,16 +137,17 @@ def budget(*, epsilon: float | None = None, delta: float | None = None, rho: flo
         _check.positive(epsilon=epsilon)
         if delta is None:
             raise ValueError("delta is required with epsilon: give delta in (0, 1), e.g. delta=1e-5.")
-        dlt = _check_delta(delta)
-        return Budget(given=kind, zcdp=zcdp_for_epsilon(float(epsilon), dlt), epsilon=float(epsilon), delta=dlt)
+        given_delta = _check_delta(delta)
+        eps = float(epsilon)  # type: ignore[arg-type]  # checked above
+        return Budget(given=kind, zcdp=zcdp_for_epsilon(eps, given_delta), epsilon=eps, delta=given_delta)
     dlt = None if delta is None else _check_delta(delta)
     if kind == "rho":
         _check.scalar(rho=rho)
         _check.positive(rho=rho)
-        return Budget(given=kind, zcdp=0.5 * float(rho) ** 2, epsilon=None, delta=dlt)
+        return Budget(given=kind, zcdp=0.5 * float(rho) ** 2, epsilon=None, delta=dlt)  # type: ignore[arg-type]
     _check.scalar(zcdp=zcdp)
     _check.positive(zcdp=zcdp)
-    return Budget(given=kind, zcdp=float(zcdp), epsilon=None, delta=dlt)
+    return Budget(given=kind, zcdp=float(zcdp), epsilon=None, delta=dlt)  # type: ignore[arg-type]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

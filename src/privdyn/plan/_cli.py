@@ -94,9 +94,9 @@ def plan_command(
     }
     if family not in planner.FAMILIES:
         raise PlanUsageError(f"FAMILY must be one of {', '.join(planner.FAMILIES)}; got {family!r}.")
-    for name, value in (("--verify", verify), ("--pareto", pareto)):
-        if value is not None and value < 2:
-            raise PlanUsageError(f"{name} must be an integer >= 2; got {value}.")
+    for flag, count in (("--verify", verify), ("--pareto", pareto)):
+        if count is not None and count < 2:
+            raise PlanUsageError(f"{flag} must be an integer >= 2; got {count}.")
     if seed < 0:
         raise PlanUsageError(f"--seed must be a non-negative integer; got {seed}.")
     if out is not None and out.exists() and not out.is_dir():
@@ -104,7 +104,8 @@ def plan_command(
     function = getattr(planner, family)
     accepted = inspect.signature(function).parameters
     kwargs: dict[str, Any] = {}
-    for name, value in options.items():
+    for name, given in options.items():
+        value: Any = given
         if value is None or value is False or value == []:
             continue
         keyword = _RENAMED.get(name, name)

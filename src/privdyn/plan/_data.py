@@ -70,7 +70,7 @@ def load_data(path: str | Path, label_column: str | int | None = None) -> tuple[
             table = _numeric(p, rows)
         elif p.suffix == ".parquet":
             try:
-                import pyarrow.parquet as pq
+                import pyarrow.parquet as pq  # type: ignore[import-not-found]
             except ImportError:
                 raise ValueError(f"reading {str(p)!r} needs pyarrow (pip install pyarrow); or give a CSV or .npy "
                                  "file.") from None
@@ -150,7 +150,7 @@ def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | i
         with np.errstate(divide="ignore"):
             x = features * np.minimum(1.0, b / np.where(norms > 0, norms, np.inf))[:, None]
         y = np.clip(labels, -y_max, y_max)
-        zcdp = float(planning_share) * budget_zcdp
+        zcdp = float(planning_share) * budget_zcdp  # type: ignore[arg-type]  # checked above
         each = zcdp / 3.0
         rng = np.random.default_rng()  # fresh OS entropy: the noise of a DP release must not be reproducible
         sens = {"second_moment_features": math.sqrt(2.0) * b**2, "feature_label_moment": 2.0 * b * y_max,
@@ -164,7 +164,7 @@ def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | i
         sxy = x.T @ y + rng.standard_normal(dim) * stds["feature_label_moment"]
         syy = float(y @ y) + float(rng.standard_normal()) * stds["label_second_moment"]
         share = PlanningShare(
-            mode="dp", zcdp=zcdp, fraction=float(planning_share), source=source,
+            mode="dp", zcdp=zcdp, fraction=float(planning_share), source=source,  # type: ignore[arg-type]
             neighboring=NeighboringRelation.REPLACE_ONE.value,
             bounds={"feature_norm_bound": b, "label_bound": y_max},
             mechanisms=tuple({"statistic": k, "sensitivity": sens[k], "noise_std": stds[k], "zcdp": each}

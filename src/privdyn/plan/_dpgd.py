@@ -254,6 +254,7 @@ class DPGDPlan(Plan):
         row = DPGDHyperparameters(clip=self.clip, learning_rate=self.learning_rate, rho=self.rho)
         sim = simulate_dpgd(data=self.model.design(), rows=[row], num_runs=int(num_runs), seed=int(seed),
                             unit_key="privdyn-plan/dpgd", n=self.model.n)
+        assert sim.final_private_risk is not None  # simulate_dpgd always records the released iterate's risk
         return Verification.from_runs(
             sim.final_private_risk[0], predicted=self.predicted_risk, quantity=self.quantity, seed=int(seed),
             note=(f"excess risk of the released iterate at d = {self.model.d}; the ODE is the d -> infinity limit "
@@ -272,7 +273,8 @@ class DPGDPlan(Plan):
                   else np.sort(np.asarray(budgets, dtype=float)))
         _check.positive(budgets=values)
         objective = _search_objective(self.model)
-        risks, params = [], []
+        risks: list[float] = []
+        params: list[dict[str, Any]] = []
         for value in values.tolist():
             total = zcdp_for_epsilon(value, b.delta) if name == "epsilon" else value  # type: ignore[arg-type]
             if total <= share:

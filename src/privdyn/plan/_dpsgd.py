@@ -257,7 +257,8 @@ class DPSGDPlan(Plan):
         values = (np.geomspace(self.epsilon_target / 8.0, self.epsilon_target * 8.0, num_points) if budgets is None
                   else np.sort(np.asarray(budgets, dtype=float)))
         _check.positive(budgets=values)
-        best, params = [], []
+        best: list[float] = []
+        params: list[dict[str, Any]] = []
         for epsilon in values.tolist():
             ranked = []
             for strategy in self.candidates:
@@ -376,7 +377,7 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
     _required("neighboring", neighboring, [r.value for r in NeighboringRelation], "which datasets are neighbours")
     _check.one_of(accounting.SAMPLERS, sampler=sampler)
     try:
-        relation = NeighboringRelation(neighboring)
+        relation = NeighboringRelation(str(neighboring))
     except ValueError:
         choices = ", ".join(repr(r.value) for r in NeighboringRelation)
         raise ValueError(f"neighboring must be one of {choices}; got neighboring={neighboring!r}.") from None

@@ -72,7 +72,9 @@ def _surrogate(s: _Setting, step_size: float, noise_std: float) -> float:
 
     try:
         law = accountant.sgd_grid_law(_problem(s, step_size, noise_std), s.n)
-        value = float(accountant.rdp_epsilon(s.renyi_order, law, s.pairs, num_steps=s.n, iterates=[s.n]).value[0])
+        curve = np.atleast_1d(accountant.rdp_epsilon(s.renyi_order, law, s.pairs, num_steps=s.n,
+                                                     iterates=[s.n]).value)
+        value = float(curve[0])
     except ValueError:
         return math.inf
     return value if math.isfinite(value) else math.inf
@@ -139,7 +141,8 @@ class HSGDPlan(Plan):
         values = (np.geomspace(self.rdp_epsilon_target / 8.0, self.rdp_epsilon_target * 8.0, num_points)
                   if budgets is None else np.sort(np.asarray(budgets, dtype=float)))
         _check.positive(budgets=values)
-        risks, params = [], []
+        risks: list[float] = []
+        params: list[dict[str, Any]] = []
         for target in values.tolist():
             found = _search(self.setting, target)
             if not found["rows"]:
