@@ -78,6 +78,11 @@ def test_report_in_chromium(browser, reproduction, tmp_path, capsys):
     above = tmp_path / "report-first-screen.png"
     assert browser.save_screenshot(str(above))
 
+    # a click on a failed claim shows its whole text (cut to a few lines at first)
+    expanded = ("const card = document.querySelector('#failures article.failure'); card.click();"
+                "return !card.classList.contains('clamped');")
+    assert browser.execute_script(expanded)
+
     # sorting: a click on "status" brings the failed check of hsgd-fig1b to the top of its table, twice reverses
     table = "#exp-hsgd-fig1b table.checks"
     statuses = f"return Array.from(document.querySelectorAll('{table} tbody tr')).map(r => r.dataset.status);"

@@ -1,6 +1,12 @@
 // Sort a table by the clicked column (again: reverse). Numbers as numbers, dashes last, text by locale.
+// A click on a failed claim shows its whole claim and note (they are cut to a few lines at first).
 (function () {
   "use strict";
+  document.querySelectorAll("article.failure").forEach(function (card) {
+    card.addEventListener("click", function (event) {
+      if (event.target.closest("a") === null) card.classList.toggle("clamped");
+    });
+  });
   function key(cell, type) {
     const raw = (cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent).trim();
     if (type !== "number" && type !== "rank") return raw.toLowerCase();
