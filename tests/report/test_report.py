@@ -199,3 +199,18 @@ def test_the_report_imports_no_engine():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
     assert out.stdout.strip() == "[]"
+
+
+def test_privacy_curves_without_a_known_guarantee_label_are_flagged(reproduction, tmp_path):
+    folder = tmp_path / "out" / "langevin-tightness"
+    shutil.copytree(reproduction / "langevin-tightness", folder)
+    result = json.loads((folder / "result.json").read_text())
+    assert [s["y_label"] for s in result["series"][:2]] == ["rdp_epsilon", "rdp_epsilon"]
+    del result["series"][0]["params"]["guarantee"]
+    result["series"][1]["params"]["guarantee"] = "approximately"
+    (folder / "result.json").write_text(json.dumps(result))
+    write_report(folder.parent)
+    rows = list(_page(folder.parent).find("details", class_="curves").find("tbody").iter("tr"))
+    flagged = [next(row.iter("td")).text for row in rows if list(row.iter("span", class_="missing"))]
+    assert flagged == [result["series"][0]["name"], result["series"][1]["name"]]
+    assert len(rows) == len(result["series"])

@@ -78,6 +78,11 @@ class Curve:
     guarantee: str | None
     params: str
 
+    @property
+    def labelled(self) -> bool:
+        """Whether the curve carries one of the guarantee labels of ARCHITECTURE.md (:data:`GUARANTEES`)."""
+        return self.guarantee in GUARANTEES
+
 
 @dataclasses.dataclass(frozen=True)
 class Figure:
@@ -106,7 +111,7 @@ class ExperimentView:
     files: list[str]
     curves: list[Curve]
     checks: list[CheckRow]
-    tables: list[Mapping[str, Any]]
+    tables: Sequence[Mapping[str, Any]]
     metrics: list[tuple[str, str, str]]
 
     def count(self, kind: str, status: str | None = None) -> int:
@@ -115,6 +120,15 @@ class ExperimentView:
     @property
     def failed(self) -> int:
         return sum(c.status == "failed" for c in self.checks)
+
+    @property
+    def guarantee_counts(self) -> list[tuple[str | None, int, bool]]:
+        """Each guarantee label of the privacy curves (None: no label), how many curves carry it, and whether it is
+        a known label; in order of first appearance."""
+        counts: dict[str | None, int] = {}
+        for curve in self.curves:
+            counts[curve.guarantee] = counts.get(curve.guarantee, 0) + 1
+        return [(label, count, label in GUARANTEES) for label, count in counts.items()]
 
     @property
     def anchor(self) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from privdyn.experiments.outputs import atomic_write_text
-from privdyn.report.collect import GUARANTEES, Report, collect
+from privdyn.report.collect import Report, collect
 
 __all__ = ["REPORT_FILE", "render", "write_report"]
 
@@ -65,8 +65,7 @@ def _environment() -> Any:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
     env.filters.update(duration=_duration, plural=_plural, commit=_commit, breakable=_breakable)
-    env.globals.update(status_labels=_STATUS_LABELS, status_rank=_STATUS_RANK, kind_labels=_KIND_LABELS,
-                       guarantees=GUARANTEES)
+    env.globals.update(status_labels=_STATUS_LABELS, status_rank=_STATUS_RANK, kind_labels=_KIND_LABELS)
     return env
 
 
