@@ -74,10 +74,11 @@ def test_run_writes_the_documented_outputs(capsys, tmp_path):
                                "--set", "max_num_steps=200", "--strict")
     assert status == 0, err
     target = tmp_path / "langevin-fig1"
-    assert sorted(p.name for p in target.iterdir()) == [".cache", "figure.png", "result.json", "series.csv"]
+    assert sorted(p.name for p in target.iterdir()) == [".cache", "figure.png", "figure.svg", "result.json",
+                                                         "series.csv"]
     result = json.loads((target / "result.json").read_text())
     assert result["seed"] == 4 and result["quick"] is False and result["config"]["max_num_steps"] == 200
-    assert result["artifacts"] == ["figure.png", "series.csv"]
+    assert result["artifacts"] == ["figure.png", "figure.svg", "series.csv"]
     for key in ("experiment", "title", "paper", "config", "series", "tables", "metrics", "checks", "environment",
                 "elapsed_s"):
         assert key in result
@@ -87,6 +88,7 @@ def test_run_writes_the_documented_outputs(capsys, tmp_path):
                               "passed", "note"}
     # paper claims whose K values exceed max_num_steps are restricted; the 5-digit table needs K up to 1000
     assert (target / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (target / "figure.svg").read_text().lstrip().startswith("<?xml")
 
 
 def test_overrides_that_change_the_paper_setting_make_claims_not_applicable(capsys, tmp_path):
@@ -129,3 +131,54 @@ def test_console_script_exit_codes(tmp_path):
     ok = subprocess.run([sys.executable, "-m", "privdyn.cli", "list"], capture_output=True, text=True, env=env,
                         check=False)
     assert ok.returncode == 0 and "langevin-fig1" in ok.stdout
+
+
+def test_version_and_debug_in_help(capsys):
+    import privdyn
+
+    status, out, _ = run_cli(capsys, "--version")
+    assert status == 0 and out.strip() == f"privdyn {privdyn.__version__}"
+    status, out, _ = run_cli(capsys, "--help")
+    assert status == 0 and "--debug" in out and "--version" in out and "report" in out
+
+
+def test_reproduce_seed_set_force_like_run(capsys, tmp_path):
+    # max_num_steps is a key of langevin-fig1 and langevin-tightness, not of langevin-table1
+    args = ["reproduce", "--quick", "--only", "langevin-*", "--out", str(tmp_path), "--executor", "serial",
+            "--seed", "3", "--set", "max_num_steps=200"]
+    status, out, err = run_cli(capsys, *args)
+    assert status == 0, err
+    results = {name: json.loads((tmp_path / name / "result.json").read_text())
+               for name in ("langevin-fig1", "langevin-tightness", "langevin-table1")}
+    assert all(r["seed"] == 3 for r in results.values())
+    assert results["langevin-fig1"]["config"]["max_num_steps"] == 200
+    assert results["langevin-tightness"]["config"]["max_num_steps"] == 200
+    assert "max_num_steps" not in results["langevin-table1"]["config"]
+    status, out, _ = run_cli(capsys, *args)
+    assert status == 0 and out.count(" 0 computed") == 3
+    status, out, _ = run_cli(capsys, *args, "--force")
+    assert status == 0 and out.count(" 0 cached") == 3
+
+
+REPRODUCE_BAD = {
+    "a key of no selected experiment": ["--only", "langevin-table1", "--set", "max_num_steps=10"],
+    "a value one experiment rejects": ["--only", "langevin-*", "--set", "step_size=0.3"],
+    "negative seed": ["--only", "langevin-table1", "--seed", "-1"],
+    "malformed --set": ["--only", "langevin-table1", "--set", "n"],
+}
+
+
+@pytest.mark.parametrize("args", REPRODUCE_BAD.values(), ids=REPRODUCE_BAD.keys())
+def test_reproduce_bad_overrides_exit_2(capsys, tmp_path, args):
+    status, out, err = run_cli(capsys, "reproduce", "--quick", *args, "--out", str(tmp_path / "out"))
+    assert status == 2 and len(err.strip().splitlines()) == 1 and err.startswith("privdyn: error:"), err
+    assert not (tmp_path / "out").exists()
+
+
+def test_reproduce_override_error_names_the_experiment(capsys, tmp_path):
+    _, _, err = run_cli(capsys, "reproduce", "--only", "langevin-fig1", "--set", "step_size=0.3", "--out",
+                        str(tmp_path))
+    assert "langevin-fig1: step_size must be < 1/smoothness" in err
+    _, _, err = run_cli(capsys, "reproduce", "--only", "langevin-table1", "--set", "max_num_steps=10", "--out",
+                        str(tmp_path))
+    assert "'max_num_steps'" in err and "langevin-table1" in err

@@ -56,6 +56,8 @@ def _print_version(value: bool) -> None:
 def _options(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
                                           callback=_print_version)] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="On an unexpected error (exit 3), print the traceback too. "
+                                        "Accepted anywhere on the command line.")] = False,
 ) -> None:
     """Predict, certify and optimize the privacy-utility trade-off of noisy gradient training."""
 
@@ -196,8 +198,14 @@ def reproduce_command(
     quick: Annotated[bool, typer.Option("--quick", help="The fast configs (CI-sized).")] = False,
     only: Annotated[list[str] | None, typer.Option("--only", help="Exact names or shell-style globs.")] = None,
     out: Annotated[Path, typer.Option("--out", help="Output directory.")] = DEFAULT_OUT_DIR,
+    set_: Annotated[list[str] | None, typer.Option(
+        "--set", help="Override a config key: KEY=VALUE (JSON), in every selected experiment that has KEY.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Run seed.")] = 0,
     executor: Annotated[str, typer.Option("--executor", help=EXECUTOR_HELP)] = DEFAULT_EXECUTOR,
+    force: Annotated[bool, typer.Option("--force", help="Ignore the cache and recompute every unit.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when an invariant or unexplained claim fails.")]
+    = False,
+    report: Annotated[bool, typer.Option("--report", help="Also write DIR/report.html (see `privdyn report`).")]
     = False,
 ) -> None:
     """Run every experiment (or those selected by --only); write DIR/summary.json and DIR/summary.md."""
@@ -205,18 +213,40 @@ def reproduce_command(
 
     try:
         experiments = registry.select(only)
-    except ValueError as exc:
+        prepared = runner.prepare_selection([e.name for e in experiments], quick=quick,
+                                            overrides=parse_overrides(set_ or ()))
+    except ValueError as exc:  # ConfigError included
         raise _Usage(str(exc)) from None
-    prepared = [_prepare(e.name, quick=quick, overrides=()) for e in experiments]
+    if seed < 0:
+        raise _Usage(f"--seed must be a non-negative integer; got {seed}.")
     results = []
     with _executor(executor) as pool:
         for experiment, config in prepared:
-            results.append(_run_one(experiment.name, config, seed=0, quick=quick, out=out, executor=pool,
-                                    force=False))
+            results.append(_run_one(experiment.name, config, seed=seed, quick=quick, out=out, executor=pool,
+                                    force=force))
     runner.write_summary(results, out)
     typer.echo(f"summary: {out / 'summary.md'}")
+    if report:
+        from privdyn.report import write_report
+
+        typer.echo(f"report: {write_report(out)}")
     if strict and any(_fails_strict(r) for r in results):
         raise typer.Exit(EXIT_CHECKS_FAILED)
+
+
+@app.command("report")
+def report_command(
+    directory: Annotated[Path, typer.Argument(help="An output folder of `privdyn run` or `privdyn reproduce`.")]
+    = DEFAULT_OUT_DIR,
+) -> None:
+    """Write DIR/report.html: one static page (open it from disk) with every figure, check and failed claim."""
+    from privdyn.report import ReportError, write_report
+
+    try:
+        path = write_report(directory)
+    except ReportError as exc:
+        raise _Usage(str(exc)) from None
+    typer.echo(f"report: {path}")
 
 
 @app.command("bench")
@@ -261,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     args = [a for a in args if a != "--debug"]
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(app)  # --debug is taken out above: the app's option only documents it
     try:
         status = command.main(args=args, prog_name="privdyn", standalone_mode=False)
     except _Usage as exc:

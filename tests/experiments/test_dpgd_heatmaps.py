@@ -69,7 +69,7 @@ def test_fig4_ode_series_equal_an_independent_lsoda_solve(fig4):
 
 
 def test_fig4_outputs_written(fig4, tmp_path_factory):
-    assert set(fig4["artifacts"]) == {"figure.png", "figure_ode.png", "series.csv"}
+    assert set(fig4["artifacts"]) == {"figure.png", "figure.svg", "figure_ode.png", "figure_ode.svg", "series.csv"}
 
 
 def test_fig4_run_blocks_do_not_change_runs():

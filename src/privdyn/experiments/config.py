@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Self, get_args, get_origin
 
 __all__ = ["DEFAULT_EXECUTOR", "DEFAULT_OUT_DIR", "EXECUTOR_SPECS", "ConfigError", "ExperimentConfig",
-           "apply_overrides", "parse_overrides"]
+           "apply_overrides", "has_key", "parse_overrides"]
 
 DEFAULT_OUT_DIR = Path("privdyn-results")
 """Where ``privdyn run`` and ``privdyn reproduce`` write when ``--out`` is not given."""
@@ -240,3 +240,12 @@ def apply_overrides(config: ExperimentConfig, overrides: Mapping[str, Any], *, _
         if isinstance(exc, ConfigError) and not _prefix:
             raise
         raise ConfigError(message) from exc
+
+
+def has_key(config: ExperimentConfig, key: str) -> bool:
+    """Whether the dotted ``key`` names a key of ``config`` (a field, or a field of a nested config)."""
+    head, _, tail = key.partition(".")
+    if head not in {f.name for f in dataclasses.fields(config)}:
+        return False
+    current = getattr(config, head)
+    return not tail or (isinstance(current, ExperimentConfig) and has_key(current, tail))

@@ -12,8 +12,8 @@ import io
 import json
 import os
 import platform
+import secrets
 import subprocess
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ __all__ = [
     "write_json",
     "series_csv",
     "environment",
+    "source_revision",
     "summary_rows",
     "summary_markdown",
 ]
@@ -31,11 +32,20 @@ __all__ = [
 
 @contextlib.contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success rename it onto ``path``, on failure remove it."""
+    """Yield a temporary path beside ``path``; on success rename it onto ``path``, on failure remove it.
+
+    The file gets the permissions of any new file (0666 less the umask), not the owner-only mode of ``mkstemp``, so
+    an output folder can be shared or served as it is.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
+    while True:
+        tmp_path = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+        try:
+            fd = os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:  # pragma: no cover - a 64-bit random name collided
+            continue
+        os.close(fd)
+        break
     try:
         yield tmp_path
         os.replace(tmp_path, path)
@@ -82,19 +92,68 @@ def series_csv(series: Sequence[Mapping[str, Any]]) -> str:
     return buffer.getvalue()
 
 
-def _git_commit() -> str | None:
-    source_dir = Path(__file__).resolve().parent
+def _git(args: Sequence[str], cwd: Path) -> str | None:
+    """``git ARGS`` in ``cwd``: its stripped output, or None when git is missing or fails."""
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=source_dir, capture_output=True, text=True,
-                             timeout=5, check=False)
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    commit = out.stdout.strip()
-    return commit if out.returncode == 0 and len(commit) == 40 else None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _installed_vcs_commit(direct_url: str | None) -> str | None:
+    """The commit recorded by pip for a package installed from a git URL (PEP 610 ``direct_url.json``), else None."""
+    if not direct_url:
+        return None
+    try:
+        info = json.loads(direct_url)
+    except json.JSONDecodeError:
+        return None
+    vcs = info.get("vcs_info") if isinstance(info, dict) else None
+    commit = vcs.get("commit_id") if isinstance(vcs, dict) and vcs.get("vcs") == "git" else None
+    return commit if isinstance(commit, str) and len(commit) == 40 else None
+
+
+def source_revision(source_dir: Path, *, version: str, direct_url: str | None = None) -> dict[str, Any]:
+    """Which code produced a result: ``git_commit``, ``git_dirty`` and, when there is no commit, ``git_commit_reason``.
+
+    ``source_dir`` is the directory of the imported ``privdyn`` package. It is a checkout when it is ``src/privdyn``
+    of a git work tree (an editable install or a run from the source tree); then the commit is ``HEAD`` and
+    ``git_dirty`` says whether tracked files under ``src/`` differ from it. A package installed from a git URL records
+    the commit pip installed (``direct_url``, the package's PEP 610 record). Any other installed package has no
+    commit: the version identifies the code, and ``git_commit_reason`` says so.
+    """
+    source_dir = source_dir.resolve()
+    toplevel = _git(["rev-parse", "--show-toplevel"], source_dir)
+    if toplevel is not None and (Path(toplevel) / "src" / "privdyn").resolve() == source_dir:
+        commit = _git(["rev-parse", "HEAD"], source_dir)
+        if commit is not None and len(commit) == 40:
+            status = _git(["status", "--porcelain", "--untracked-files=no", "--", "src"], Path(toplevel))
+            return {"git_commit": commit, "git_dirty": None if status is None else bool(status),
+                    "git_commit_reason": None}
+        return {"git_commit": None, "git_dirty": None,
+                "git_commit_reason": f"a git checkout without a readable HEAD commit; privdyn {version}"}
+    commit = _installed_vcs_commit(direct_url)
+    if commit is not None:
+        return {"git_commit": commit, "git_dirty": False, "git_commit_reason": None}
+    if toplevel is None and any((parent / ".git").exists() for parent in (source_dir, *source_dir.parents)):
+        reason = f"a git checkout, but the git command is unavailable; privdyn {version}"
+    else:
+        reason = f"installed package privdyn {version}, not a git checkout: the version identifies the code"
+    return {"git_commit": None, "git_dirty": None, "git_commit_reason": reason}
+
+
+def _direct_url() -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.distribution("privdyn").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def environment() -> dict[str, Any]:
-    """Versions recorded in every result (the git commit only as metadata, when the source is a checkout)."""
+    """Versions recorded in every result, and the git commit of the source (see :func:`source_revision`)."""
     import numpy
     import scipy
 
@@ -102,7 +161,7 @@ def environment() -> dict[str, Any]:
 
     return {
         "privdyn": privdyn.__version__,
-        "git_commit": _git_commit(),
+        **source_revision(Path(privdyn.__file__).parent, version=privdyn.__version__, direct_url=_direct_url()),
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "scipy": scipy.__version__,

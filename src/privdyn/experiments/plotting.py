@@ -12,7 +12,7 @@ from typing import Any
 
 from privdyn.experiments.outputs import atomic_path
 
-__all__ = ["pyplot", "save_figure", "select_series", "as_floats"]
+__all__ = ["FIGURE_FORMATS", "pyplot", "figure_files", "save_figure", "select_series", "as_floats"]
 
 
 def pyplot() -> Any:
@@ -25,12 +25,37 @@ def pyplot() -> Any:
     return plt
 
 
+FIGURE_FORMATS = ("png", "svg")
+"""Every figure is written in each of these formats, under the same stem (``figure.png`` and ``figure.svg``)."""
+
+_SVG_HASH_SALT = "privdyn"
+"""A fixed salt for the ids matplotlib writes into SVG files, so a redrawn figure gives the same bytes."""
+
+
+def figure_files(filename: str) -> list[str]:
+    """The files :func:`save_figure` writes for ``filename``: ``figure.png`` -> ``["figure.png", "figure.svg"]``."""
+    if not filename.endswith(".png"):
+        raise ValueError(f"filename must end with .png; got {filename!r}.")
+    stem = filename.removesuffix(".png")
+    return [f"{stem}.{fmt}" for fmt in FIGURE_FORMATS]
+
+
 def save_figure(fig: Any, out_dir: Path, filename: str = "figure.png", *, dpi: int = 130) -> str:
-    """Save atomically as PNG, close the figure, return the file name."""
-    with atomic_path(out_dir / filename) as tmp:
-        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
-    pyplot().close(fig)
-    return filename
+    """Save atomically as PNG and as SVG beside it (see :func:`figure_files`), close the figure, return the PNG name.
+
+    The SVG carries no creation date and a fixed id salt, so an equal figure gives an equal file.
+    """
+    import matplotlib
+
+    png, svg = figure_files(filename)
+    try:
+        with atomic_path(out_dir / png) as tmp:
+            fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
+        with matplotlib.rc_context({"svg.hashsalt": _SVG_HASH_SALT}), atomic_path(out_dir / svg) as tmp:
+            fig.savefig(tmp, bbox_inches="tight", format="svg", metadata={"Date": None})
+    finally:
+        pyplot().close(fig)
+    return png
 
 
 def select_series(result: Mapping[str, Any], **params: Any) -> list[Mapping[str, Any]]:

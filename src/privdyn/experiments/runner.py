@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from threadpoolctl import threadpool_limits
 
-from privdyn.experiments import outputs, registry
+from privdyn.experiments import outputs, plotting, registry
 from privdyn.experiments.base import Experiment, Unit
 from privdyn.experiments.cache import UnitCache, normalize
 from privdyn.experiments.config import (
@@ -32,6 +32,7 @@ from privdyn.experiments.config import (
     ConfigError,
     ExperimentConfig,
     apply_overrides,
+    has_key,
 )
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "UnitCounts",
     "open_executor",
     "prepare",
+    "prepare_selection",
     "compute_units",
     "build_result",
     "write_outputs",
@@ -130,6 +132,33 @@ def prepare(name: str, *, quick: bool = False, overrides: Mapping[str, Any] | No
     if overrides:
         config = apply_overrides(config, overrides)
     return experiment, config
+
+
+def prepare_selection(names: Sequence[str], *, quick: bool = False, overrides: Mapping[str, Any] | None = None,
+                      ) -> list[tuple[Experiment, ExperimentConfig]]:
+    """:func:`prepare` for several experiments, each with the overrides whose keys its config has.
+
+    An override key that no selected experiment has is a :class:`ConfigError`, as is any override value that an
+    experiment with the key rejects; everything is validated before anything runs.
+    """
+    overrides = dict(overrides or {})
+    prepared = []
+    used: set[str] = set()
+    for name in names:
+        experiment, config = prepare(name, quick=quick)
+        own = {key: value for key, value in overrides.items() if has_key(config, key)}
+        used.update(own)
+        if own:
+            try:
+                config = apply_overrides(config, own)
+            except ConfigError as exc:
+                raise ConfigError(f"{name}: {exc}") from None
+        prepared.append((experiment, config))
+    unknown = [key for key in overrides if key not in used]
+    if unknown:
+        raise ConfigError(f"--set key {unknown[0]!r} is a config key of none of the selected experiments "
+                          f"({', '.join(names)}); `privdyn show NAME` lists an experiment's keys.")
+    return prepared
 
 
 def _run_unit(experiment: Experiment, config: ExperimentConfig, unit: Unit, seed: int) -> dict[str, Any]:
@@ -226,12 +255,12 @@ def build_result(experiment: Experiment, config: ExperimentConfig, unit_outputs:
 
 
 def write_outputs(experiment: Experiment, result: dict[str, Any], out_dir: Path) -> Path:
-    """Write ``DIR/NAME/``: figures, ``series.csv`` and ``result.json`` (last, so it lists the artifacts)."""
+    """Write ``DIR/NAME/``: figures (PNG and SVG), ``series.csv`` and ``result.json`` (last: it lists the artifacts)."""
     target = out_dir / experiment.name
     target.mkdir(parents=True, exist_ok=True)
     figures = experiment.plot(result, target)
     outputs.atomic_write_text(target / "series.csv", outputs.series_csv(result["series"]))
-    result["artifacts"] = [*figures, "series.csv"]
+    result["artifacts"] = [*(name for figure in figures for name in plotting.figure_files(figure)), "series.csv"]
     outputs.write_json(target / "result.json", result)
     return target
 

@@ -75,7 +75,8 @@ class Verification:
         measured: (num_runs,) the measured value of every run.
         mean, standard_deviation, standard_error: their mean, sd (ddof 1) and SE = sd/√num_runs.
         z: the standard errors the comparison allows (5).
-        within: ``abs(mean - predicted) <= z * SE`` (a deterministic equivalent also has a finite-size bias, see ``note``).
+        within: ``abs(mean - predicted) <= z * SE`` (a deterministic equivalent also has a finite-size bias, see
+            ``note``).
         note: how to read the comparison.
     """
 
