@@ -199,7 +199,7 @@ def _mixture(values: np.ndarray, probs: np.ndarray, shift: float, settings: Boun
         new[step:] += p * dist
         dist = new
         small = dist < settings.mass_floor
-        if np.any(small) and small[-1] is np.False_:
+        if np.any(small) and not small[-1]:
             moved = float(dist[small].sum())
             dist[small] = 0.0
             dist[-1] += moved  # onto the largest value: a stochastic increase
