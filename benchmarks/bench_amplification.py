@@ -9,6 +9,7 @@ cost grows with T.
 """
 
 import math
+from collections.abc import Callable
 
 from privdyn.benchmarking import Benchmark
 from privdyn.privacy import amplified_epsilon
@@ -19,16 +20,16 @@ KAPPA = 9.0
 DELTA = 1e-5
 
 
-def _setup(steps):
+def _setup(steps: int) -> Callable[[], int]:
     return lambda: steps
 
 
-def _bound(steps):
+def _bound(steps: int) -> float:
     return float(amplified_epsilon(LambdaCGD(0.5), noise_multiplier=KAPPA, sampling_prob=RATE, num_steps=steps,
                                    delta=DELTA, sampler="poisson"))
 
 
-def _poisson_gaussian(steps):
+def _poisson_gaussian(steps: int) -> float:
     import dp_accounting
 
     event = dp_accounting.SelfComposedDpEvent(
@@ -36,13 +37,13 @@ def _poisson_gaussian(steps):
     return float(dp_accounting.pld.PLDAccountant().compose(event).get_epsilon(DELTA))
 
 
-def _agree(candidate, reference):
+def _agree(candidate: float, reference: float) -> None:
     """The bound dominates the lambda = 0 pair (c_0 = 1, more non-negative terms): eps >= the lambda = 0 eps."""
     if not (math.isfinite(candidate) and candidate >= reference * (1 - 1e-3)):
         raise AssertionError(f"lambda-CGD bound {candidate} below the lambda = 0 epsilon {reference}")
 
 
-def _benchmark(steps, target):
+def _benchmark(steps: int, target: float | None) -> Benchmark:
     return Benchmark(
         name=f"amplification-lambda-cgd-T{steps}",
         description=f"epsilon bound for lambda-CGD (lambda=0.5), r={RATE}, kappa={KAPPA}, T={steps}, delta={DELTA}",

@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import Any
 
 import numpy as np
 
@@ -143,9 +144,9 @@ def _chernoff_threshold(gram_row: np.ndarray, variance: float, rate: float, kapp
     log_level = math.log(level)
 
     def eta(s_values: np.ndarray) -> np.ndarray:
-        x = np.minimum(np.outer(s_values, g), 700.0)
-        if rate < 1.0:
-            log_mgf = np.sum(np.log1p(rate * np.expm1(x)), axis=1)
+        x = np.outer(s_values, g)
+        if rate < 1.0:  # log(1 - r + r e^x), exact and overflow-free
+            log_mgf = np.sum(np.logaddexp(math.log1p(-rate), math.log(rate) + x), axis=1)
         else:
             log_mgf = np.sum(x, axis=1)
         return (log_mgf + variance * s_values * (s_values - 1.0) / 2.0 - log_level) / s_values
@@ -205,16 +206,16 @@ def _mixture(values: np.ndarray, probs: np.ndarray, shift: float, settings: Boun
             dist[-1] += moved  # onto the largest value: a stochastic increase
         last = np.flatnonzero(dist)[-1]
         dist = dist[: last + 1]
-    support = np.flatnonzero(dist)
-    mass = dist[support]
+    support: np.ndarray = np.flatnonzero(dist)
+    mass: np.ndarray = dist[support]
     if support.size > settings.max_atoms:
         # The heaviest quarter of the atoms stays exact; every other atom moves up to the next multiple of a coarse
         # step (a stochastic increase by less than one coarse step).
         heavy = np.zeros(support.size, dtype=bool)
         heavy[np.argsort(mass)[::-1][: settings.max_atoms // 4]] = True
         coarse = max(1, math.ceil(support[-1] / (settings.max_atoms - settings.max_atoms // 4)))
-        moved = np.where(heavy, support, -(-support // coarse) * coarse)
-        support, inverse = np.unique(moved, return_inverse=True)
+        rounded = np.where(heavy, support, -(-support // coarse) * coarse)
+        support, inverse = np.unique(rounded, return_inverse=True)
         mass = np.bincount(inverse, weights=mass)
     shift_up = math.ceil(shift / h - 1e-12) * h if shift > 0 else 0.0
     return support * h + shift_up, mass / mass.sum()
@@ -263,7 +264,7 @@ def conditional_bound(pair: DominatingPair, delta: float, settings: BoundSetting
 
 
 def mixture_pld(noise_multiplier: float, sensitivities: np.ndarray, probabilities: np.ndarray,
-                value_discretization_interval: float):
+                value_discretization_interval: float) -> Any:
     """dp-accounting's PLD of the MoG mechanism (both directions), as ``from_mixture_gaussian_mechanism`` builds it.
 
     dp-accounting's ``MixtureGaussianPrivacyLoss`` inverts the privacy loss by a recursive bisection that evaluates
@@ -321,7 +322,7 @@ def _vectorized_mixture_loss() -> type:
     return VectorizedMixtureGaussianPrivacyLoss
 
 
-def pld_of_bound(bound: ConditionalBound, noise_multiplier: float, settings: BoundSettings):
+def pld_of_bound(bound: ConditionalBound, noise_multiplier: float, settings: BoundSettings) -> Any:
     """dp-accounting's PLD of the composed row mixtures (both directions: remove and add)."""
     total = None
     for block in bound.blocks:
