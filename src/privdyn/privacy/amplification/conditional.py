@@ -268,9 +268,10 @@ def mixture_pld(noise_multiplier: float, sensitivities: np.ndarray, probabilitie
     """dp-accounting's PLD of the MoG mechanism (both directions), as ``from_mixture_gaussian_mechanism`` builds it.
 
     dp-accounting's ``MixtureGaussianPrivacyLoss`` inverts the privacy loss by a recursive bisection that evaluates
-    one point per Python call; :func:`_vectorized_mixture_loss` runs the same bisection (same midpoints, same
-    comparisons, same rounding to ``precision``) for all privacy losses at once. The PMFs are then built by
-    dp-accounting's own connect-the-dots routine (pessimistic).
+    one point per Python call; :func:`_vectorized_mixture_loss` brackets all privacy losses on a grid at once and
+    bisects the brackets together, returning as dp-accounting does the upper end of a bracket of width at most
+    ``precision`` rounded down to a multiple of it (so at most one ``precision`` step from dp-accounting's value).
+    The PMFs are then built by dp-accounting's own connect-the-dots routine (pessimistic).
     """
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
     from dp_accounting.pld import privacy_loss_mechanism as plm
@@ -306,8 +307,13 @@ def _vectorized_mixture_loss() -> type:
             losses = np.asarray(privacy_losses, dtype=float)
             if losses.size == 0:
                 return np.zeros(0)
-            lo = np.full(losses.size, float(bounds[0]))
-            hi = np.full(losses.size, float(bounds[1]))
+            # Bracket every loss between two points of a grid (one vectorized evaluation), then bisect.
+            grid = np.linspace(float(bounds[0]), float(bounds[1]), 4097)
+            on_grid = self._losses(grid)  # non-increasing in x
+            idx = np.searchsorted(-on_grid, -losses, side="left")  # first grid point with loss <= l
+            idx = np.clip(idx, 0, grid.size - 1)
+            hi = grid[idx]
+            lo = grid[np.maximum(idx - 1, 0)]
             active = hi - lo > precision
             while np.any(active):
                 idx = np.flatnonzero(active)
