@@ -189,8 +189,8 @@ def _mixture(values: np.ndarray, probs: np.ndarray, shift: float, settings: Boun
                                                                                                     np.ndarray]:
     """The law of ``shift + sum_k values_k Y_k`` (Y_k ~ Bernoulli(probs_k) independent), rounded up to the grid."""
     h = settings.grid_step
-    steps = np.ceil(values / h - 1e-12).astype(np.int64)  # rounding up (the 1e-12 keeps exact multiples exact)
-    steps = np.maximum(steps, np.where(values > 0, 1, 0))
+    steps = np.ceil(values / h).astype(np.int64)
+    steps = steps + (steps * h < values)  # never round down, even by one unit in the last place of values / h
     dist = np.ones(1)
     for step, p in zip(steps, probs, strict=True):
         if p <= 0.0 or step == 0:
@@ -217,7 +217,9 @@ def _mixture(values: np.ndarray, probs: np.ndarray, shift: float, settings: Boun
         rounded = np.where(heavy, support, -(-support // coarse) * coarse)
         support, inverse = np.unique(rounded, return_inverse=True)
         mass = np.bincount(inverse, weights=mass)
-    shift_up = math.ceil(shift / h - 1e-12) * h if shift > 0 else 0.0
+    shift_up = math.ceil(shift / h) * h if shift > 0 else 0.0
+    if shift_up < shift:
+        shift_up += h
     return support * h + shift_up, mass / mass.sum()
 
 
