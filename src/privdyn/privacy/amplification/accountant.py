@@ -104,7 +104,10 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
     """The smallest kappa (to ``rtol``) whose ``amplified_epsilon(..., method="bound")`` is <= ``epsilon``.
 
     Always on the safe side: the returned kappa was evaluated and meets the target; a kappa smaller by the factor
-    ``1 + rtol`` was evaluated and does not (a bracket of evaluated points, regula falsi in log-log).
+    ``1 + rtol`` was evaluated and does not (a bracket of evaluated points, regula falsi in log-log). The search
+    evaluates the bound with ``settings`` (default: PLD discretization 1e-3, ten times coarser than
+    :func:`amplified_epsilon`'s, for speed); every discretization gives an upper bound, so the returned kappa meets
+    the target whatever the discretization, and is at most about 1% larger than with a finer one.
 
     Returns:
         ``PrivacyLoss(value=kappa, guarantee="bound", quantity="noise_multiplier", neighboring=...)``.
@@ -117,7 +120,7 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
     dlt = _delta(delta)
     _check.scalar(rtol=rtol)
     _check.in_range(1e-6, 1.0, closed="both", rtol=rtol)
-    settings = conditional.BoundSettings() if settings is None else settings
+    settings = conditional.BoundSettings(value_discretization_interval=1e-3) if settings is None else settings
     dominating_pair(strategy, noise_multiplier=1.0, sampling_prob=sampling_prob, num_steps=num_steps)  # validate
 
     def fn(kappa: float) -> float:
