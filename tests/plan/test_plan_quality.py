@@ -10,7 +10,7 @@ plan's hyper-parameters (common random numbers: the two rows share data and nois
   derive (``privdyn.experiments.results.finite_size_allowance``: |mean − ODE| at a smaller d with the same aspect
   ratio, scaled by √(d_small/d), capped at 3%·√(200/d) of the prediction).
 
-The quick version (default test run) uses d = 100 and a 6 × 6 grid of 10 runs; the full one (``pytest -m heavy``)
+The quick version (default test run) uses d = 100 and a 6 × 6 grid of 10 runs; the full one (``pytest -m slow``)
 d = 500, n = 20,000 and a 12 × 12 grid of 20 runs per cell, as the issue asks.
 """
 
@@ -83,6 +83,6 @@ def test_quality_quick() -> None:
     _assert_quality(quality(d=100, n=2000, grid=6, runs=10, small_d=50))
 
 
-@pytest.mark.heavy
+@pytest.mark.slow
 def test_quality_full() -> None:
     _assert_quality(quality(d=500, n=20_000, grid=12, runs=20, small_d=100))

@@ -5,7 +5,7 @@ Exhaustive search, per schedule family, on the exact spectrum at ODE rtol 1e-6: 
 must reach the exhaustive optimum within :data:`CHOSEN_TOLERANCE` for the chosen family and within
 :data:`RUNNER_UP_TOLERANCE` for every runner-up (runner-ups further than 1% from the best are not refined, see
 ``privdyn.plan._dpgd_search``). The quick version (default test run, d = 40) checks the chosen family;
-``pytest -m heavy`` checks every family at the benchmark's setting (d = 1000) and four others, among them a very
+``pytest -m slow`` checks every family at the benchmark's setting (d = 1000) and four others, among them a very
 small and a large budget.
 """
 
@@ -77,7 +77,7 @@ def test_plan_reaches_the_exhaustive_optimum_quick() -> None:
                                    epsilon=2.0, delta=1e-5), every_family=False, grid=5, starts=1, maxfev=100)
 
 
-@pytest.mark.heavy
+@pytest.mark.slow
 @pytest.mark.parametrize("setting", [
     dict(n=20_000, d=1000, spectrum="power_law:0.5", target_norm=1.0, label_noise=0.5, epsilon=2.0, delta=1e-5),
     dict(n=20_000, d=500, spectrum="power_law:0.3", target_exponent=0.2, label_noise=0.7, epsilon=3.0, delta=1e-6),

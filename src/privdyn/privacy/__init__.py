@@ -45,6 +45,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "BandedInverse", "BufferedToeplitz", "Independent", "LambdaCGD", "NoiseStream", "SquareRoot", "Strategy",
         "Toeplitz", "prefix_sum_max_error", "prefix_sum_rmse",
     ),
+    "amplification": ("amplified_epsilon", "amplified_noise_multiplier"),
     "correlated_calibration": (
         "F12_CONSTANTS", "epsilon_dp_accounting", "noise_multiplier_dp_accounting", "noise_multiplier_theorem_d9",
         "noise_multiplier_theorem_f12", "rdp_dp_accounting",
@@ -68,7 +69,8 @@ _ALIASES: dict[str, tuple[str, str]] = {
     "DP_ACCOUNTING_SAMPLERS": ("correlated_calibration", "SAMPLERS"),
 }
 _SUBMODULES = (
-    "accounting", "conversions", "correlated", "correlated_calibration", "divergences", "hidden_state", "hsgd",
+    "accounting", "amplification", "conversions", "correlated", "correlated_calibration", "divergences",
+    "hidden_state", "hsgd",
     "iteration", "labels", "langevin",
 )
 
@@ -76,6 +78,7 @@ __getattr__, __dir__, __all__ = _lazy.attach(__name__, _EXPORTS, aliases=_ALIASE
 
 if TYPE_CHECKING:
     from privdyn.privacy import accounting as accounting
+    from privdyn.privacy import amplification as amplification
     from privdyn.privacy import conversions as conversions
     from privdyn.privacy import correlated as correlated
     from privdyn.privacy import correlated_calibration as correlated_calibration
@@ -93,6 +96,8 @@ if TYPE_CHECKING:
     from privdyn.privacy.accounting import dpsgd_epsilon as dpsgd_epsilon
     from privdyn.privacy.accounting import dpsgd_noise_multiplier as dpsgd_noise_multiplier
     from privdyn.privacy.accounting import noise_kind as noise_kind
+    from privdyn.privacy.amplification import amplified_epsilon as amplified_epsilon
+    from privdyn.privacy.amplification import amplified_noise_multiplier as amplified_noise_multiplier
     from privdyn.privacy.conversions import RDP_CONVERSION_METHODS as RDP_CONVERSION_METHODS
     from privdyn.privacy.conversions import ZCDP_CONVERSION_METHODS as ZCDP_CONVERSION_METHODS
     from privdyn.privacy.conversions import epsilon_to_zcdp as epsilon_to_zcdp
