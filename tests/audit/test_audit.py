@@ -112,3 +112,17 @@ def test_cli_bad_input_exits_2_with_one_line(capsys, args):
     assert main(["audit", *args]) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.strip().splitlines()) == 1 and err.startswith("privdyn: error:")
+
+
+def test_audit_runs_through_the_runner_cache_and_assembles_checks(tmp_path):
+    from privdyn.audit.table import AuditConfig, AuditExperiment
+    from privdyn.experiments.runner import build_result
+
+    first = audit(["dpgd", "dpsgd-poisson"], runs=200, seed=2, cache_dir=tmp_path)
+    assert len(list(tmp_path.glob("*.json"))) == 2
+    assert audit(["dpgd", "dpsgd-poisson"], runs=200, seed=2, cache_dir=tmp_path) == first
+    config = AuditConfig(mechanisms=("dpgd", "dpsgd-poisson"), runs=200)
+    result = build_result(AuditExperiment(), config, {row.mechanism: row.to_json() for row in first}, seed=2,
+                          quick=False, elapsed_s=0.0)
+    assert [c["passed"] for c in result["checks"]] == [True, True]
+    assert [r[0] for r in result["tables"][0]["rows"]] == ["dpgd", "dpsgd-poisson"]

@@ -18,7 +18,7 @@ from privdyn.audit.core import DEFAULT_CONFIDENCE, DEFAULT_RUNS, AuditRow, audit
 from privdyn.audit.mechanisms import MECHANISMS, mechanism
 from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.config import ExperimentConfig
-from privdyn.experiments.results import Check, Table
+from privdyn.experiments.results import Check, CheckKind, Table
 
 __all__ = ["AuditConfig", "AuditExperiment", "audit"]
 
@@ -77,7 +77,7 @@ class AuditExperiment(Experiment):
         rows = [AuditRow(**outputs[name]) for name in outputs]
         table = Table(name="audit", columns=list(_COLUMNS),
                       rows=[[getattr(row, column) for column in _COLUMNS] for row in rows])
-        checks = [Check(name=f"no violation: {row.mechanism}", kind="invariant",
+        checks = [Check(name=f"no violation: {row.mechanism}", kind=CheckKind.INVARIANT,
                         claim=f"the audited lower bound is at most the reported epsilon ({row.guarantee})",
                         expected=row.epsilon, measured=row.audited_lower_bound, tolerance=0.0,
                         passed=not row.violation, note=row.method)
