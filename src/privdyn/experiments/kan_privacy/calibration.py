@@ -513,8 +513,8 @@ class Calibration(Experiment):
             ax.set_yscale("log")
             ax.set_xlabel("noise correlation λ")
         axes[0].set_ylabel("noise multiplier κ (relative to the clip)")
-        axes[1].set_ylabel("kappa^2 (1 + (1 - lambda)^2 (T - 1))")
-        axes[0].set_title("kappa by accountant", fontsize=9)
+        axes[1].set_ylabel(r"$\kappa^2 (1 + (1 - \lambda)^2 (T - 1))$")
+        axes[0].set_title("κ by accountant", fontsize=9)
         axes[1].set_title("cumulative noise variance at T under each calibration", fontsize=9)
         axes[0].legend(fontsize=6)
         fig.suptitle(f"n = {result['config']['n']}, B = {result['config']['batch_size']}, "
