@@ -274,7 +274,7 @@ class Fig1Right(Experiment):
                 ax.plot(as_floats(closed[0]["x"]), as_floats(closed[0]["y"]), color="k", ls="--", lw=0.7,
                         label=r"closed form $\kappa^2 (1 + (1 - \lambda)^2 (t - 1))$" if lam == lams[-1] else None)
         ax.set_xlabel("step t")
-        ax.set_ylabel(r"variance of $\kappa \sum_{s \leq t} \xi_s$ per coordinate")
+        ax.set_ylabel(r"variance of $\kappa\,\Sigma_{s \leq t}\,\xi_s$ per coordinate")
         z = bonferroni_z(cfg["num_steps"])
         ax.set_title(f"cumulative noise (bands: Monte Carlo mean ± {z:.2f} SE, Bonferroni z)", fontsize=8)
         ax.legend(fontsize=7)
