@@ -13,16 +13,13 @@ from privdyn import tuning
 from privdyn.algorithms.dpgd import DPGDHyperparameters
 from privdyn.experiments.dpgd_common import learning_rate_profile
 from privdyn.experiments.naming import json_number
-from privdyn.experiments.results import CheckKind
+from privdyn.experiments.results import Z_SCORE, CheckKind, mean_se
 
 __all__ = ["TIE_RELATIVE", "FIG7_REFERENCE"]
 
 
 INVARIANT = CheckKind.INVARIANT
 CLAIM = CheckKind.PAPER_CLAIM
-
-Z = 5.0
-"""The z of every Monte-Carlo comparison (a two-sided false-alarm rate of about 6e-7 per check)."""
 
 TIE_RELATIVE = 0.1
 """privdyn's reading of the paper's "best or tied" and "on par": within 10% of the best schedule.
@@ -75,15 +72,19 @@ def _reference_row(panel: str, aspect_ratio: float) -> Mapping[str, str] | None:
 def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """Mean of a − b over runs and its standard error (runs are paired by common random numbers)."""
     diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    se = float(np.std(diff, ddof=1) / math.sqrt(diff.size)) if diff.size > 1 else math.inf
-    return float(np.mean(diff)), se
+    if diff.size < 2:
+        return float(np.mean(diff)), math.inf
+    mean, _, se = mean_se(diff)
+    return float(mean), float(se)
 
 
 def _run_stats(values: Sequence[float]) -> tuple[float, float, float]:
     """Mean, standard deviation (ddof = 1) and standard error over runs."""
     x = np.asarray(values, dtype=float)
-    sd = float(np.std(x, ddof=1)) if x.size > 1 else math.nan
-    return float(np.mean(x)), sd, sd / math.sqrt(x.size) if x.size > 1 else math.nan
+    if x.size < 2:
+        return float(np.mean(x)), math.nan, math.nan
+    mean, sd, se = mean_se(x)
+    return float(mean), float(sd), float(se)
 
 
 def _ratio_stats(num: np.ndarray, den: np.ndarray) -> tuple[float, float, float]:
@@ -105,7 +106,7 @@ def _best_or_tied(target: str, values: Mapping[str, float], runs: Mapping[str, n
     se = None
     if runs is not None:
         _, se = _paired(runs[target], runs[best])
-        allowed += Z * se
+        allowed += Z_SCORE * se
     return {"best_other": best, "target": values[target], "best_value": others[best],
             "ratio": values[target] / others[best], "passed": bool(excess <= allowed), "standard_error": se}
 

@@ -20,7 +20,6 @@ from privdyn.experiments.dpgd_schedules.common import (
     CLAIM,
     INVARIANT,
     TIE_RELATIVE,
-    Z,
     _best_or_tied,
     _hyperparameters,
     _privacy_error,
@@ -31,6 +30,7 @@ from privdyn.experiments.dpgd_schedules.fig7 import Fig7
 from privdyn.experiments.naming import json_number, unit_key
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
+    Z_SCORE,
     Check,
     Metric,
     Series,
@@ -243,9 +243,9 @@ class Fig8(Experiment):
                 runs = {label: np.asarray(p["final_loss"][i], dtype=float) for i, label in enumerate(labels)}
                 res = _best_or_tied("harmonic", {lab: float(np.mean(runs[lab])) for lab in labels}, runs)
                 measured = {"harmonic": res["target"], res["best_other"]: res["best_value"], "ratio": res["ratio"]}
-                note = (f"best or tied := harmonic ≤ (1 + {TIE_RELATIVE:g}) × best other schedule + {Z:g} paired SE"
-                        f"; dataset {used}" + (f" (bundled substitute for {requested}, not cached)" if substitute
-                                               else ""))
+                note = (f"best or tied := harmonic ≤ (1 + {TIE_RELATIVE:g}) × best other schedule + {Z_SCORE:g} "
+                        f"paired SE; dataset {used}"
+                        + (f" (bundled substitute for {requested}, not cached)" if substitute else ""))
                 if not res["passed"]:
                     note += (f". The claim fails at n = {p['n']}: harmonic {res['target']:.4g} vs "
                              f"{res['best_other']} {res['best_value']:.4g} (ratio {res['ratio']:.3g})")

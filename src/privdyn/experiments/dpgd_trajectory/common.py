@@ -26,7 +26,6 @@ LARGE_DIM = 500
 """From this d on, the simulation is compared with the ODE as an invariant; below it, as a finding."""
 ALLOWANCE_MIN_DIM = 100
 """The smallest d from which a finite-d allowance is derived (smaller d are too far from the asymptotic regime)."""
-"""Family-wise level of the Bonferroni-corrected curve comparisons (z = 5 for a single point)."""
 LSODA_RTOL = 1e-4
 """The exponential solver against the independent LSODA solve (issue 5)."""
 

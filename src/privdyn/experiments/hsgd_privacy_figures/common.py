@@ -34,8 +34,6 @@ INVARIANT = CheckKind.INVARIANT
 CLAIM = CheckKind.PAPER_CLAIM
 FINDING = CheckKind.FINDING
 
-Z = 5.0
-"""The z of Monte-Carlo and significance checks (one-sided level ≈ 2.9e−7)."""
 REFINEMENTS = 2
 """Romberg refinements of the law's Volterra solve (as in :mod:`privdyn.experiments.hsgd_risk`)."""
 REFERENCE_RTOL = 1e-9

@@ -37,7 +37,6 @@ PAPER = ("Lin, Kolaczyk, Smith, Paquette, High-Dimensional Privacy-Utility Dynam
 INVARIANT = CheckKind.INVARIANT
 CLAIM = CheckKind.PAPER_CLAIM
 
-"""Family-wise level of Bonferroni-corrected curve comparisons and of the KS test (z = 5 for a single point)."""
 MIN_RUNS = 100
 """From this number of runs on, the SGD mean is compared with the Volterra curve as an invariant."""
 MIN_DIM = 100

@@ -38,6 +38,7 @@ from privdyn.experiments.results import (
     check_close,
     check_monte_carlo,
     finding,
+    mean_se,
 )
 
 __all__ = ["Fig1a"]
@@ -108,7 +109,8 @@ class Fig1a(Experiment):
             expected=[*law["reference_variance"], law["reference_population_risk"], law["reference_mean_spike"]],
             measured=[*law["variance"], law["population_risk"], law["mean_spike"]], rtol=SOLVER_RTOL,
             atol=1e-10, note="reference: the moment closure written out from the design's analytic Σ")]
-        mean, se = float(d2.mean()), float(d2.std(ddof=1) / math.sqrt(runs))
+        d2_mean, _, d2_se = mean_se(d2)
+        mean, se = float(d2_mean), float(d2_se)
         checks.append(check_monte_carlo(
             "mahalanobis_mean", kind=CLAIM,
             claim=f"Figure 1(a) / Conjecture 3.1: SGD's last iterate has the law N(m(T), V(T)), so the mean squared "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,7 @@ from privdyn.experiments.results import (
     check_not_applicable,
     check_ordering,
     finding,
+    mean_se,
 )
 
 __all__ = ["Fig2a"]
@@ -115,8 +115,7 @@ class Fig2a(Experiment):
             pop = np.asarray(theory["population_risk"])
             curves[sigma] = pop
             params = {**base, "noise_std": json_number(sigma), "quantity": "population_risk"}
-            mean, sd = runs.mean(axis=0), runs.std(axis=0, ddof=1)
-            se = sd / math.sqrt(runs.shape[0])
+            mean, sd, se = mean_se(runs, axis=0)
             series.append(Series(name=f"volterra sigma={sigma:g}", params={**params, "method": "volterra"},
                                  x=steps, y=pop, x_label="iteration", y_label="population_risk"))
             series.append(Series(name=f"moment ODE sigma={sigma:g}", params={**params, "method": "moment_ode"},

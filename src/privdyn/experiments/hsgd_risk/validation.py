@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,12 +20,14 @@ from privdyn.experiments.hsgd_risk.common import CLAIM, INVARIANT, PAPER, REFINE
 from privdyn.experiments.naming import json_number, unit_key
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
+    Z_SCORE,
     Check,
     Metric,
     Series,
     Table,
     check_monte_carlo,
     finding,
+    mean_se,
     weighted_slope,
 )
 from privdyn.rng import generator
@@ -206,8 +207,9 @@ class Validation(Experiment):
         for d in dims:
             out = outputs[unit_key(method="simulation", d=d)]
             gaps = np.asarray(out["gap"])
-            means.append(float(gaps.mean()))
-            ses.append(float(gaps.std(ddof=1) / math.sqrt(gaps.size)))
+            gap_mean, _, gap_se = mean_se(gaps)
+            means.append(float(gap_mean))
+            ses.append(float(gap_se))
             steps = np.asarray(out["steps"])
             params = {**base, "d": d, "n": config.num_steps(d), "quantity": "population_risk"}
             series.append(Series(name=f"volterra d={d}", params={**params, "method": "volterra"}, x=steps / d,
@@ -222,11 +224,10 @@ class Validation(Experiment):
                              y_high=means + ses, standard_error=ses, x_label="d",
                              y_label="mean of sup_k |P(x_k) - P_{k/d}|"))
         slope, slope_se, intercept = weighted_slope(np.log(dims), np.log(means), ses / means)
-        z = 5.0
-        low, high = slope - z * slope_se, slope + z * slope_se
+        low, high = slope - Z_SCORE * slope_se, slope + Z_SCORE * slope_se
         metrics += [Metric(name="gap_decay_exponent", params=base, value=slope),
                     Metric(name="gap_decay_exponent_standard_error", params=base, value=slope_se),
-                    Metric(name="gap_decay_exponent_interval", params={**base, "z": 5}, value=[low, high])]
+                    Metric(name="gap_decay_exponent_interval", params={**base, "z": int(Z_SCORE)}, value=[low, high])]
         series.append(Series(name="fitted power law", params={**base, "method": "theory",
                                                               "quantity": "sgd_hsgd_gap"},
                              x=dims, y=np.exp(intercept) * np.asarray(dims, dtype=float) ** slope, x_label="d",

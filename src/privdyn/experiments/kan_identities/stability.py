@@ -18,7 +18,6 @@ from privdyn.experiments.kan_identities.common import (
     INVARIANT,
     PAPER,
     UNIT_ROUNDOFF,
-    Z_SCORE,
     _event_margins,
     _KanRunConfig,
     _model,
@@ -30,10 +29,12 @@ from privdyn.experiments.kan_identities.common import (
 from privdyn.experiments.naming import json_number, unit_key
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
+    Z_SCORE,
     Check,
     Metric,
     Series,
     finding,
+    mean_se,
 )
 from privdyn.privacy.correlated import step_normals
 
@@ -175,8 +176,8 @@ class Stability(Experiment):
             first_term = coefficient * np.array([d["sum_train_loss"] for d in draws])
             gap = first_term + tail - measured
             count = len(draws)
-            se_gap = float(np.std(gap, ddof=1) / math.sqrt(count))
-            se_measured = float(np.std(measured, ddof=1) / math.sqrt(count))
+            se_gap = float(mean_se(gap).standard_error)
+            se_measured = float(mean_se(measured).standard_error)
             m_mean, bound = float(np.mean(measured)), float(np.mean(first_term) + tail)
             rows["measured"].append(m_mean)
             rows["se"].append(se_measured)
