@@ -85,7 +85,7 @@ _LIMIT_C_PRIME = 1e-6  # where the c′ → 0 limits are evaluated (their correc
 _ORACLE_POINTS = (1e-4, 0.05, 0.3, 0.7, 1.0, 1.5, 2.5, 4.0, 6.0, 9.0)
 
 
-class Fig9(Experiment):
+class Fig9(Experiment[Fig9Config]):
     name = "dpgd-fig9"
     paper_key = "dpgd"
     title = "Clipping factors μ_c and ν_c and their ratios against c′ (Lemmas B.1–B.2)"
@@ -273,11 +273,11 @@ def max_min_exponent(lines: list[tuple[float, float]], low: float, high: float) 
     return best_a, best_h
 
 
-class ExponentFigure(Experiment):
+class ExponentFigure(Experiment[ExponentConfig]):
     """One of Figures 10–13: e_1, e_2, e_3 against a, their lower envelope, and its maximum."""
 
     paper_key = "dpgd"
-    config_class: ClassVar[type[ExponentConfig]] = ExponentConfig
+    config_class = ExponentConfig
     figure: ClassVar[int]
     statement: ClassVar[str]
     """``"free"`` or ``"cost"``: the paper's reading of the figure (privacy for free, or privacy has a cost)."""

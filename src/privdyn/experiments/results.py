@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "CheckKind",
@@ -283,7 +284,7 @@ def mean_se(values: Any, axis: int | None = None) -> MeanSE:
     return MeanSE(x.mean(axis=axis), sd, sd / math.sqrt(count))
 
 
-def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
+def loglog_slope(x: ArrayLike, y: ArrayLike) -> float:
     """Least-squares slope of ln y against ln x (the "slope of the linear best fit in log-log scale" of a figure).
 
     Unweighted; for points with Monte-Carlo standard errors use :func:`weighted_slope` on the logarithms.

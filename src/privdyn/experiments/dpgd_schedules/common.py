@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import tuning
 from privdyn.algorithms.dpgd import DPGDHyperparameters
@@ -38,7 +39,10 @@ _PANEL = {"identity": 1, "uniform": 2}
 
 
 def _schedule_label(schedule: str, schedule_exponent: float | None) -> str:
-    return "harmonic" if schedule == "harmonic" else f"alpha={json_number(schedule_exponent)}"
+    if schedule == "harmonic":
+        return "harmonic"
+    assert schedule_exponent is not None  # a polynomial schedule has one
+    return f"alpha={json_number(schedule_exponent)}"
 
 
 # The independent d → ∞ ODE reference for Figure 7, as printed: aspect ratio -> {schedule: value}.
@@ -78,7 +82,7 @@ def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return float(mean), float(se)
 
 
-def _run_stats(values: Sequence[float]) -> tuple[float, float, float]:
+def _run_stats(values: ArrayLike) -> tuple[float, float, float]:
     """Mean, standard deviation (ddof = 1) and standard error over runs."""
     x = np.asarray(values, dtype=float)
     if x.size < 2:
@@ -128,7 +132,8 @@ def _tune_on_ode(*, spectrum: Any, targets: np.ndarray, aspect_ratio: float, rho
     is aligned with an axis, and η̃(0) ≤ 2/γ is a box bound (§5.1: η̃(0) > 2/γ is sub-optimal).
     """
     high = 2.0 / aspect_ratio
-    common = dict(grid_points=grid_points, starts=starts, random_starts=random_starts, tol=tolerance, seed=0)
+    common: dict[str, Any] = dict(grid_points=grid_points, starts=starts, random_starts=random_starts,
+                                  tol=tolerance, seed=0)
     rows: list[dict[str, Any]] = []
     for alpha in schedule_exponents:
         with warnings.catch_warnings():

@@ -132,7 +132,7 @@ class Fig7Config(ExperimentConfig):
 _FIG7_PAPER = Fig7Config()
 
 
-class Fig7(Experiment):
+class Fig7(Experiment[Fig7Config]):
     """Figure 7: ODE-tuned schedules, simulated by Algorithm 1 (arXiv 2505.16329v2, Section 5.3)."""
 
     name = "dpgd-fig7"
@@ -168,6 +168,7 @@ class Fig7(Experiment):
             tolerance=config.tuning_tolerance, ode_rtol=config.ode_rtol)
         hyper = [_hyperparameters(row, clip=config.clip, rho=config.rho) for row in schedules]
         sim = simulate_dpgd(data=design, rows=hyper, num_runs=config.num_runs, seed=seed, unit_key=unit.key, n=n)
+        assert sim.final_private_risk is not None  # all n steps run
         out: dict[str, Any] = {"panel": panel, "aspect_ratio": gamma, "n": n, "d": d, "schedules": schedules,
                                "final_risk": sim.final_private_risk.tolist(),
                                "privacy_error": _privacy_error(hyper, n, config.rho), "small": None}
@@ -181,6 +182,7 @@ class Fig7(Experiment):
                          for h in hyper]
             sim_small = simulate_dpgd(data=small, rows=hyper, num_runs=config.num_runs, seed=seed,
                                       unit_key=f"{unit.key}/allowance", n=ns)
+            assert sim_small.final_private_risk is not None  # all n steps run
             out["small"] = {"d": ds, "n": ns, "ode_risk": ode_small,
                             "final_risk": sim_small.final_private_risk.tolist()}
         return out

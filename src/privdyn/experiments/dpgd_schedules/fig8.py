@@ -124,7 +124,7 @@ def _split(config: Fig8Config, requested: str, seed: int) -> tuple[str, Any, Arr
     return used, split, tune, report
 
 
-class Fig8(Experiment):
+class Fig8(Experiment[Fig8Config]):
     """Figure 8: the schedule comparison on real data (arXiv 2505.16329v2, Section 5.3).
 
     **Tuning choice.** The ODE needs Σ and θ*, which real data do not give; estimating them on the normalization
@@ -176,6 +176,7 @@ class Fig8(Experiment):
         hyper = [_hyperparameters(c, clip=config.clip, rho=config.rho) for c in candidates]
         tuned = simulate_dpgd(data=tune, rows=hyper, num_runs=config.tuning_runs, seed=seed,
                               unit_key=f"{unit.key}/tuning", n=n)
+        assert tuned.final_private_risk is not None  # all n steps run
         scores = np.mean(tuned.final_private_risk, axis=1)
         scores = np.where(np.isfinite(scores), scores, np.inf)
         chosen: list[dict[str, Any]] = []
@@ -194,6 +195,7 @@ class Fig8(Experiment):
         final_hyper = [_hyperparameters(c, clip=config.clip, rho=config.rho) for c in chosen]
         sim = simulate_dpgd(data=report, rows=final_hyper, num_runs=config.num_runs, seed=seed,
                             unit_key=f"{unit.key}/evaluation", n=n)
+        assert sim.final_private_risk is not None  # all n steps run
         return {"requested": requested, "dataset": used, "n": n, "d": d, "train_size": split.train_size,
                 "validation_size": report.validation_labels.size, "schedules": chosen,
                 "initial_loss": float(sim.initial_risk), "final_loss": sim.final_private_risk.tolist(),

@@ -83,7 +83,7 @@ class Fig1Config(ExperimentConfig):
 
     def panels(self) -> list[tuple[int, float, str]]:
         """(panel, schedule_exponent, spectrum), panel numbers 1.. in the paper's order (α outer, Σ inner)."""
-        out = []
+        out: list[tuple[int, float, str]] = []
         for i, alpha in enumerate(self.schedule_exponents):
             for j, spectrum in enumerate(self.spectra):
                 out.append((i * len(self.spectra) + j + 1, alpha, spectrum))

@@ -48,7 +48,7 @@ from privdyn.experiments.results import (
 __all__ = ["Fig1"]
 
 
-class Fig1(Experiment):
+class Fig1(Experiment[Fig1Config]):
     name = "dpgd-fig1"
     paper_key = "dpgd"
     title = "DP-GD risk trajectories against the ODE deterministic equivalent, with the final-iterate jump"
@@ -109,6 +109,8 @@ class Fig1(Experiment):
                             unit_key=_stream_key(spectrum, d), n=n, first_run=params["first_run"],
                             record_times=steps[:-1] / n)
         index = np.searchsorted(sim.steps, steps[:-1])
+        assert (sim.penultimate_risk is not None and sim.risk_before_final_noise is not None
+                and sim.final_private_risk is not None)  # all n steps run
         curve = np.concatenate([sim.risk[:, :, index], sim.penultimate_risk[:, :, None]], axis=2)
         return {"steps": steps.tolist(), "n": n, "risk": curve.tolist(),
                 "risk_before_final_noise": sim.risk_before_final_noise.tolist(),
@@ -122,7 +124,7 @@ class Fig1(Experiment):
         metrics: list[Metric] = []
         checks: list[Check] = []
         sims = self._gather_simulations(config, outputs)
-        curves: dict[tuple[int, int], dict[str, np.ndarray]] = {}
+        curves: dict[tuple[int, int], dict[str, Any]] = {}
         for panel, alpha, spectrum in config.panels():
             row = config.schedule_exponents.index(alpha)
             for d in config.dims:

@@ -67,7 +67,7 @@ def _proxy_gap_norms(features: np.ndarray, labels: np.ndarray, index: np.ndarray
     return np.linalg.norm(g, axis=1)
 
 
-class Fig1b(Experiment):
+class Fig1b(Experiment[Fig1bConfig]):
     name = "hsgd-fig1b"
     paper_key = "hsgd"
     title = "Per-pair HSGD privacy loss against the gradient gap of the pair (proxy and exact)"

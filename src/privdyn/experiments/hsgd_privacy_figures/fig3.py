@@ -56,7 +56,7 @@ def _batch_key(first: int, count: int) -> str:
     return f"simulation/runs={first}-{first + count - 1}"
 
 
-class Fig3a(Experiment):
+class Fig3a(Experiment[Fig3aConfig]):
     name = "hsgd-fig3a"
     paper_key = "hsgd"
     title = "Population risk of clipped noisy SGD against the unclipped run"
@@ -199,7 +199,7 @@ class Fig3a(Experiment):
 # --------------------------------------------------------------------------------------------------------------
 
 
-class Fig3b(Experiment):
+class Fig3b(Experiment[Fig3bConfig]):
     name = "hsgd-fig3b"
     paper_key = "hsgd"
     title = "Ye-Shokri last-iterate RDP bound for clipped SGD against the HSGD surrogate for unclipped SGD"

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import numpy as np
 
 from privdyn import _check
-from privdyn.algorithms.noisy_sgd import simulate_noisy_sgd
+from privdyn.algorithms.noisy_sgd import NoisySGDSimulation, simulate_noisy_sgd
 from privdyn.data.hsgd_design import UniformDesign, hsgd_problem, paper_design
 from privdyn.dynamics import hsgd as dyn
 from privdyn.experiments.config import ExperimentConfig
@@ -195,7 +195,7 @@ def _stream_key(config: _PaperSetting) -> str:
 
 
 def _simulate(config: _PaperSetting, seed: int, noise_std: float, first: int, count: int, *, record_steps: Any = (),
-              iterate_steps: Any = ()):
+              iterate_steps: Any = ()) -> NoisySGDSimulation:
     design, x0 = paper_setting(config.d, seed)
     return simulate_noisy_sgd(data=design, x0=_start(config, x0), ridge=config.ridge, num_steps=config.n,
                               num_runs=count, seed=seed, unit_key=_stream_key(config), first_run=first,

@@ -53,7 +53,7 @@ __all__ = ["Fig2a"]
 # --------------------------------------------------------------------------------------------------------------
 
 
-class Fig2a(Experiment):
+class Fig2a(Experiment[Fig2aConfig]):
     name = "hsgd-fig2a"
     paper_key = "hsgd"
     title = "Population risk of noisy SGD against the Volterra curve of HSGD, per noise_std"
@@ -91,6 +91,7 @@ class Fig2a(Experiment):
         ode = dyn.moment_ode_risk(problem, check_times, rtol=1e-11, atol=1e-14)
         limit = reference_limit(design, step_size=config.step_size, ridge=config.ridge, noise_std=sigma)
         engine_limit = dyn.risk_limit(problem)
+        assert curve.population_risk_error is not None  # refinements > 0
         return {"steps": steps.tolist(), "population_risk": curve.population_risk.tolist(),
                 "error_estimate": float(np.max(curve.population_risk_error)),
                 "check_steps": np.round(check_times * d).astype(int).tolist(),
