@@ -8,7 +8,8 @@ __all__ = ["reference_clipping_factors"]
 
 
 def reference_clipping_factors(c_prime: float) -> tuple[float, float]:
-    """μ = P(|N| ≤ c′) and ν = E[min(N², c′²)] for N ~ N(0, 1) by mpmath quadrature of the definitions (eqs. 4.5–4.6).
+    """``μ = P(|N| ≤ c′)`` and ``ν = E[min(N², c′²)]`` for N ~ N(0, 1) by mpmath quadrature of the definitions
+    (eqs. 4.5–4.6).
 
     A different solver from the engine's closed forms: numerical integration of the Gaussian density at 30 digits.
     """
