@@ -27,6 +27,7 @@ from privdyn.experiments.results import (
     Table,
     bonferroni_z,
     check_not_applicable,
+    mean_se,
 )
 
 __all__ = ["Fig4Config", "RealHeatmapConfig"]
@@ -39,7 +40,6 @@ VALLEY_FACTOR = 3.0
 """Figure 4, check (ii) (Section 7: the valley is parallel to cη̃(0) = ln(1/γ)): along the valley, cη̃(0) stays
 within about a factor 3 of the ODE argmin."""
 
-"""Family-wise level of the Monte-Carlo invariants over a heatmap's grid points (Bonferroni; never below z = 5)."""
 
 
 def _log_grid(low_exponent: float, high_exponent: float, num: int) -> tuple[float, ...]:
@@ -211,7 +211,7 @@ class _Heatmap:
     @property
     def standard_error(self) -> np.ndarray:
         with np.errstate(invalid="ignore"):
-            return self.final.std(axis=1, ddof=1) / math.sqrt(self.final.shape[1])
+            return mean_se(self.final, axis=1).standard_error
 
 
 def _collect(config: HeatmapConfig, outputs: Mapping[str, Mapping[str, Any]], prefix: str) -> list[_Heatmap]:

@@ -72,7 +72,7 @@ def _ode_final_risk(config: Fig4Config, aspect_ratio: float, schedule_exponent: 
     return trajectory.final_private_risk
 
 
-class Fig4(Experiment):
+class Fig4(Experiment[Fig4Config]):
     name = "dpgd-fig4"
     paper_key = "dpgd"
     title = "Hyper-parameter heatmaps of DP-GD on synthetic isotropic data: final private risk over (η̃(0), c)"
@@ -93,7 +93,7 @@ class Fig4(Experiment):
         return units
 
     def unit_config(self, config: Fig4Config, unit: Unit) -> Mapping[str, Any]:
-        keep = ("rho", "clips", "initial_learning_rates", "d", "label_noise")
+        keep: tuple[str, ...] = ("rho", "clips", "initial_learning_rates", "d", "label_noise")
         keep += ("ode_rtol",) if unit.params["method"] == "ode" else ()
         return {**{k: v for k, v in config.to_dict().items() if k in keep}, **unit.params}
 
@@ -105,6 +105,7 @@ class Fig4(Experiment):
         panel_key = unit_key(aspect_ratio=g, schedule_exponent=a)
         sim = simulate_dpgd(data=design, rows=_grid_rows(config, a), num_runs=unit.params["num_runs"], seed=seed,
                             unit_key=f"simulation/{panel_key}", aspect_ratio=g, first_run=unit.params["first_run"])
+        assert sim.final_private_risk is not None and sim.risk_before_final_noise is not None  # all n steps run
         return {"n": sim.n, "d": sim.dim, "final_private_risk": sim.final_private_risk.tolist(),
                 "risk_before_final_noise": sim.risk_before_final_noise.tolist()}
 

@@ -40,7 +40,7 @@ __all__ = ["Fig2b"]
 # --------------------------------------------------------------------------------------------------------------
 
 
-class Fig2b(Experiment):
+class Fig2b(Experiment[Fig2bConfig]):
     name = "hsgd-fig2b"
     paper_key = "hsgd"
     title = "Last-iterate RDP of noisy SGD through HSGD (surrogate) per noise_std"

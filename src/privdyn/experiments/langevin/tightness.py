@@ -106,7 +106,7 @@ def _mc_datasets(n: int) -> tuple[np.ndarray, np.ndarray]:
     return base[:, None], other[:, None]
 
 
-class Tightness(Experiment):
+class Tightness(Experiment[TightnessConfig]):
     name = "langevin-tightness"
     paper_key = "langevin"
     title = "Tightness on the quadratic loss: lower bound ≤ exact ≤ Corollary 2 ≤ Corollary 1; exact ≤ composition"
