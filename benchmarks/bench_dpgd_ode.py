@@ -113,7 +113,7 @@ BENCHMARKS = (
         reference=_reference,
         agree=_agree,
         target_ratio=10.0,
-        repeats=1,
+        repeats=5,
     ),
     Benchmark(
         name="dpgd-ode-harmonic-mild",

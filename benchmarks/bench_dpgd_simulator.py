@@ -84,6 +84,6 @@ BENCHMARKS = (
         reference=_reference,
         agree=_agree,
         target_ratio=20.0,
-        repeats=3,
+        repeats=5,
     ),
 )

@@ -56,6 +56,6 @@ BENCHMARKS = (
         reference=_dense,
         agree=_agree,
         target_ratio=100.0,
-        repeats=3,
+        repeats=5,
     ),
 )

@@ -3,23 +3,36 @@
 A benchmark file ``benchmarks/bench_*.py`` in a checkout defines ``BENCHMARKS``, a tuple of :class:`Benchmark`.
 :func:`run_benchmark` builds the inputs once (untimed), checks that candidate and reference agree, warms both up, then
 times them alternately (candidate first on even repetitions, reference first on odd ones, so drift and caches hit
-both alike) and reports the medians and their ratio. Ratios, not absolute times, are what the issues set as targets:
-they are measured side by side on the same machine in the same run.
+both alike) and reports the medians, their ratio and the spread of the per-repetition ratios. Ratios, not absolute
+times, are what the issues set as targets: they are measured side by side on the same machine in the same run.
+:func:`run_all` runs several and yields each outcome as it finishes; a benchmark that raises (setup, agreement,
+either side) becomes a :class:`BenchmarkFailure` and the others still run. :func:`markdown_table` renders the outcomes
+with :func:`machine`, the description of the computer they ran on.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import importlib.util
+import os
+import platform
 import statistics
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from privdyn import _check
 
-__all__ = ["Benchmark", "BenchmarkResult", "discover", "run_benchmark"]
+__all__ = ["MAX_REPEATS", "MIN_REPEATS", "Benchmark", "BenchmarkFailure", "BenchmarkResult", "discover", "machine",
+           "markdown_page", "markdown_table", "run_all", "run_benchmark"]
+
+MIN_REPEATS = 5
+"""The fewest timed repetitions a benchmark declares: enough for a median that one disturbed run cannot move."""
+MAX_REPEATS = 1000
+"""The most a run may ask for (``--repeats``): more says nothing a thousand do not."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -34,7 +47,7 @@ class Benchmark:
         candidate, reference: the two implementations, called with the inputs.
         agree: called once with (candidate output, reference output); raises if they disagree.
         target_ratio: the speed-up (reference time / candidate time) an issue asks for, if any (reported).
-        repeats: timed repetitions of each side.
+        repeats: timed repetitions of each side (at least :data:`MIN_REPEATS`).
         candidate_items, reference_items: how many items (e.g. divergence pairs) each call processes; the ratio
             compares times per item. A slow reference may then run on a subset of the candidate's batch.
     """
@@ -54,6 +67,7 @@ class Benchmark:
 
     def __post_init__(self) -> None:
         _check.integer(minimum=1, candidate_items=self.candidate_items, reference_items=self.reference_items)
+        _check.integer(minimum=MIN_REPEATS, repeats=self.repeats)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -71,8 +85,24 @@ class BenchmarkResult:
     reference_items: int
     ratio: float
     """reference median per item / candidate median per item: how many times faster the candidate is."""
+    ratio_spread: tuple[float, float]
+    """The lowest and highest ratio of one repetition's pair of timings (per item): the spread of ``ratio``."""
     target_ratio: float | None
     meets_target: bool | None
+    status: str = "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class BenchmarkFailure:
+    """A benchmark that raised (in its setup, its agreement check or either side): ``error`` is one line."""
+
+    name: str
+    description: str
+    error: str
+    status: str = "failed"
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -102,16 +132,92 @@ def run_benchmark(benchmark: Benchmark, *, repeats: int | None = None) -> Benchm
             ref.append(_timed(benchmark.reference, inputs))
             cand.append(_timed(benchmark.candidate, inputs))
     cand_median, ref_median = statistics.median(cand), statistics.median(ref)
-    cand_per_item = cand_median / benchmark.candidate_items
-    ref_per_item = ref_median / benchmark.reference_items
-    ratio = ref_per_item / cand_per_item if cand_per_item > 0 else float("inf")
+    ratio = _ratio(ref_median, cand_median, benchmark)
+    paired = [_ratio(r, c, benchmark) for r, c in zip(ref, cand, strict=True)]
     target = benchmark.target_ratio
     return BenchmarkResult(
         name=benchmark.name, description=benchmark.description, candidate=benchmark.candidate_name,
         reference=benchmark.reference_name, repeats=repeats, candidate_seconds=tuple(cand),
         reference_seconds=tuple(ref), candidate_median_s=cand_median, reference_median_s=ref_median,
         candidate_items=benchmark.candidate_items, reference_items=benchmark.reference_items, ratio=ratio,
-        target_ratio=target, meets_target=None if target is None else ratio >= target)
+        ratio_spread=(min(paired), max(paired)), target_ratio=target,
+        meets_target=None if target is None else ratio >= target)
+
+
+def _ratio(reference_s: float, candidate_s: float, benchmark: Benchmark) -> float:
+    candidate_per_item = candidate_s / benchmark.candidate_items
+    return reference_s / benchmark.reference_items / candidate_per_item if candidate_per_item > 0 else float("inf")
+
+
+def run_all(benchmarks: Iterable[Benchmark], *, repeats: int | None = None
+            ) -> Iterator[BenchmarkResult | BenchmarkFailure]:
+    """Run each benchmark in turn and yield its outcome as soon as it is known; a failure does not stop the rest."""
+    if repeats is not None:
+        _check.integer(minimum=1, repeats=repeats)
+        _check.in_range(1, MAX_REPEATS, repeats=repeats)
+    for benchmark in benchmarks:
+        try:
+            yield run_benchmark(benchmark, repeats=repeats)
+        except Exception as exc:  # noqa: BLE001 - reported as this benchmark's outcome; the others still run
+            message = " ".join(str(exc).split()) or "(no message)"
+            yield BenchmarkFailure(name=benchmark.name, description=benchmark.description,
+                                   error=f"{type(exc).__name__}: {message}")
+
+
+def machine() -> dict[str, Any]:
+    """The computer a run is on: processor, logical cores, load average at the call, OS, Python and numpy/scipy."""
+    import numpy
+    import scipy
+
+    processor = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            processor = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")),
+                             processor)
+    except OSError:
+        pass
+    try:
+        load: list[float] | None = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = None
+    return {"processor": processor, "logical_cores": os.cpu_count(), "load_average_1_5_15_min": load,
+            "system": f"{platform.system()} {platform.release()}",
+            "python": sys.version.split()[0], "numpy": numpy.__version__, "scipy": scipy.__version__,
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1e3:.3g} ms" if value < 1.0 else f"{value:.3g} s"
+
+
+def markdown_table(outcomes: Sequence[BenchmarkResult | BenchmarkFailure], machine_info: dict[str, Any]) -> str:
+    """One Markdown table of the outcomes (medians, ratio and its spread, target) and the machine they ran on."""
+    lines = ["| benchmark | candidate | reference | candidate median | reference median | ratio (min-max) "
+             "| repeats | target |",
+             "|---|---|---|---|---|---|---|---|"]
+    for o in outcomes:
+        if isinstance(o, BenchmarkFailure):
+            lines.append(f"| {o.name} | failed: {o.error.replace('|', '/')} | | | | | | |")
+            continue
+        items = "" if o.candidate_items == o.reference_items == 1 else (
+            f" ({o.candidate_items} vs {o.reference_items} items; per item)")
+        target = "" if o.target_ratio is None else f"{o.target_ratio:g}x {'met' if o.meets_target else 'NOT met'}"
+        lines.append(f"| {o.name} | {o.candidate} | {o.reference} | {_seconds(o.candidate_median_s)} "
+                     f"| {_seconds(o.reference_median_s)} | {o.ratio:.3g}x ({o.ratio_spread[0]:.3g}-"
+                     f"{o.ratio_spread[1]:.3g}){items} | {o.repeats} | {target} |")
+    described = ", ".join(f"{key} {value}" for key, value in machine_info.items())
+    return "\n".join(lines) + f"\n\nMachine: {described}.\n"
+
+
+def markdown_page(outcomes: Sequence[BenchmarkResult | BenchmarkFailure], machine_info: dict[str, Any]) -> str:
+    """The page ``privdyn bench --table docs/benchmarks.md`` writes: how it was made, then :func:`markdown_table`."""
+    return ("# Speed benchmarks\n\n"
+            "Written by `privdyn bench --table docs/benchmarks.md` from a checkout (run it again to regenerate this "
+            "page). Each row times a candidate and a named reference alternately in one process; the ratio is the "
+            "reference median over the candidate median (per item), with the lowest and highest ratio of a single "
+            "repetition's pair. The benchmark files in `benchmarks/` name each reference and why it is fair. "
+            "Timings from a machine shared with other work are noisy; ratios measured side by side are less so.\n\n"
+            + markdown_table(outcomes, machine_info))
 
 
 def discover(directory: Path, names: Sequence[str] = ()) -> list[Benchmark]:
@@ -130,6 +236,8 @@ def discover(directory: Path, names: Sequence[str] = ()) -> list[Benchmark]:
             if not isinstance(benchmark, Benchmark):
                 raise TypeError(f"{path.name}: BENCHMARKS must hold privdyn.benchmarking.Benchmark objects.")
             found.append(benchmark)
+    if not found:
+        raise ValueError(f"no benchmarks in {str(directory)!r}: it has no bench_*.py file defining BENCHMARKS.")
     all_names = [b.name for b in found]
     if len(set(all_names)) != len(all_names):
         raise ValueError(f"duplicate benchmark names in {directory}: {all_names}.")
