@@ -50,6 +50,8 @@ class Benchmark:
         repeats: timed repetitions of each side (at least :data:`MIN_REPEATS`).
         candidate_items, reference_items: how many items (e.g. divergence pairs) each call processes; the ratio
             compares times per item. A slow reference may then run on a subset of the candidate's batch.
+        note: called with the inputs after setup; its line is reported with the result (e.g. the tolerances a setup
+            chose to match the two sides' accuracy).
     """
 
     name: str
@@ -64,6 +66,7 @@ class Benchmark:
     repeats: int = 7
     candidate_items: int = 1
     reference_items: int = 1
+    note: Callable[[Any], str] | None = None
 
     def __post_init__(self) -> None:
         _check.integer(minimum=1, candidate_items=self.candidate_items, reference_items=self.reference_items)
@@ -89,6 +92,7 @@ class BenchmarkResult:
     """The lowest and highest ratio of one repetition's pair of timings (per item): the spread of ``ratio``."""
     target_ratio: float | None
     meets_target: bool | None
+    note: str | None = None
     status: str = "ok"
 
     def to_json(self) -> dict[str, Any]:
@@ -141,7 +145,8 @@ def run_benchmark(benchmark: Benchmark, *, repeats: int | None = None) -> Benchm
         reference_seconds=tuple(ref), candidate_median_s=cand_median, reference_median_s=ref_median,
         candidate_items=benchmark.candidate_items, reference_items=benchmark.reference_items, ratio=ratio,
         ratio_spread=(min(paired), max(paired)), target_ratio=target,
-        meets_target=None if target is None else ratio >= target)
+        meets_target=None if target is None else ratio >= target,
+        note=None if benchmark.note is None else benchmark.note(inputs))
 
 
 def _ratio(reference_s: float, candidate_s: float, benchmark: Benchmark) -> float:
@@ -193,18 +198,18 @@ def _seconds(value: float) -> str:
 def markdown_table(outcomes: Sequence[BenchmarkResult | BenchmarkFailure], machine_info: dict[str, Any]) -> str:
     """One Markdown table of the outcomes (medians, ratio and its spread, target) and the machine they ran on."""
     lines = ["| benchmark | candidate | reference | candidate median | reference median | ratio (min-max) "
-             "| repeats | target |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| repeats | target | note |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for o in outcomes:
         if isinstance(o, BenchmarkFailure):
-            lines.append(f"| {o.name} | failed: {o.error.replace('|', '/')} | | | | | | |")
+            lines.append(f"| {o.name} | failed: {o.error.replace('|', '/')} | | | | | | | |")
             continue
         items = "" if o.candidate_items == o.reference_items == 1 else (
             f" ({o.candidate_items} vs {o.reference_items} items; per item)")
         target = "" if o.target_ratio is None else f"{o.target_ratio:g}x {'met' if o.meets_target else 'NOT met'}"
         lines.append(f"| {o.name} | {o.candidate} | {o.reference} | {_seconds(o.candidate_median_s)} "
                      f"| {_seconds(o.reference_median_s)} | {o.ratio:.3g}x ({o.ratio_spread[0]:.3g}-"
-                     f"{o.ratio_spread[1]:.3g}){items} | {o.repeats} | {target} |")
+                     f"{o.ratio_spread[1]:.3g}){items} | {o.repeats} | {target} | {o.note or ''} |")
     described = ", ".join(f"{key} {value}" for key, value in machine_info.items())
     return "\n".join(lines) + f"\n\nMachine: {described}.\n"
 

@@ -296,7 +296,7 @@ def _bench_line(outcome: Any) -> str:
     low, high = r.ratio_spread
     return (f"{r.name}: {r.candidate} {r.candidate_median_s * 1e3:.3f} ms vs {r.reference} "
             f"{r.reference_median_s * 1e3:.3f} ms (medians of {r.repeats}{items}) -> {r.ratio:.2f}x faster "
-            f"(per-repetition {low:.2f}x to {high:.2f}x){target}")
+            f"(per-repetition {low:.2f}x to {high:.2f}x){target}{'' if r.note is None else '; ' + r.note}")
 
 app.command("plan")(plan_command)
 
