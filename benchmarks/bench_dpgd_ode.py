@@ -47,7 +47,7 @@ from scipy.integrate import solve_ivp
 from scipy.special import erf, erfc
 from threadpoolctl import threadpool_limits
 
-from privdyn.benchmarking import Benchmark
+from privdyn.benchmarking import Benchmark, Scaling
 from privdyn.dynamics import dpgd
 from privdyn.schedules import Constant, Harmonic, LearningRate, Polynomial
 from privdyn.spectra import Spectrum, isotropic_target
@@ -296,3 +296,32 @@ BENCHMARKS = tuple(
     for regime in REGIMES for key in _METHODS if not (regime == "stiff" and key == "lsoda")
 )
 
+
+
+# -- scaling (``privdyn bench --scaling``) ------------------------------------------------------------------------
+
+
+def _scaling_setup(num_eigenvalues: int) -> tuple[Spectrum, np.ndarray]:
+    spectrum = Spectrum.power_law(num_eigenvalues, power_law_exponent=0.5)
+    return spectrum, isotropic_target(spectrum)
+
+
+@_one_blas_thread
+def _scaling_run(inputs: tuple[Spectrum, np.ndarray]) -> float:
+    spectrum, target = inputs
+    return dpgd.final_private_risk(spectrum=spectrum, target_projections=target, aspect_ratio=ASPECT_RATIO,
+                                   learning_rate=REGIMES["stiff"][0], clip=CLIP, rho=RHO, label_noise=LABEL_NOISE)
+
+
+SCALING = (
+    Scaling(
+        name="dpgd-ode-scaling",
+        description=(f"dpgd.final_private_risk (exponential integrator, default rtol 1e-8) on the stiff setting "
+                     f"(power law phi=0.5, gamma={ASPECT_RATIO:g}, harmonic beta=1000, tau={HARMONIC_OFFSET}) with m "
+                     "distinct eigenvalues"),
+        size_name="eigenvalues m",
+        sizes=(100, 1_000, 10_000, 100_000),
+        setup=_scaling_setup,
+        run=_scaling_run,
+    ),
+)

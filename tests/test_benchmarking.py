@@ -175,3 +175,47 @@ def test_cli_bench_directory_errors(capsys, tmp_path):
     assert main(["bench", "--dir", str(tmp_path)]) == 2  # exists, but holds no benchmarks
     _, err = capsys.readouterr()
     assert len(err.strip().splitlines()) == 2 and "no benchmarks in" in err
+
+
+SCALING_STUDY = """
+    from privdyn.benchmarking import Scaling
+
+    def quadratic(n):
+        return len(bytearray(n * n * 64))
+
+    SCALING = (
+        Scaling(name="square", description="n^2 bytes", size_name="n", sizes=(40, 80, 160),
+                setup=lambda n: n, run=quadratic, repeats=3),
+        Scaling(name="broken", description="d", size_name="n", sizes=(1, 2), setup=lambda n: n,
+                run=lambda n: 1 / (n - n)),
+    )
+"""
+
+
+def test_scaling_study_fits_the_exponent_and_measures_memory(tmp_path):
+    write_bench(tmp_path, SCALING_STUDY)
+    square, broken = benchmarking.discover_scaling(tmp_path)
+    result = benchmarking.run_scaling(square)
+    assert result.sizes == (40, 80, 160) and len(result.median_s) == len(result.peak_bytes) == 3
+    assert result.memory_exponent == pytest.approx(2.0, abs=0.05)  # n^2 bytes (timings are too noisy to test)
+    assert all(peak >= 64 * n * n for peak, n in zip(result.peak_bytes, result.sizes, strict=True))
+    assert all(low <= median <= high for median, (low, high) in zip(result.median_s, result.spread_s, strict=True))
+    outcomes = list(benchmarking.run_all([broken, square], repeats=1))
+    assert [o.status for o in outcomes] == ["failed", "ok"]
+    with pytest.raises(ValueError, match="sizes"):
+        benchmarking.Scaling(name="x", description="d", size_name="n", sizes=(2, 1), setup=int, run=int)
+    with pytest.raises(ValueError, match="no scaling studies"):
+        benchmarking.discover_scaling(REPO_BENCHMARKS.parent / "docs")
+
+
+def test_cli_bench_scaling_writes_its_page(tmp_path, capsys):
+    write_bench(tmp_path / "b", SCALING_STUDY)
+    page = tmp_path / "scaling.md"
+    assert main(["bench", "--scaling", "--dir", str(tmp_path / "b"), "square", "--repeats", "1",
+                 "--table", str(page)]) == 0
+    out, _ = capsys.readouterr()
+    assert out.startswith("square (n; median time / peak memory) 40: ") and "time ~ size^" in out
+    text = page.read_text()
+    assert "privdyn bench --scaling --table docs/scaling.md" in text and "| n | time | peak memory |" in text
+    assert "Fitted exponents: time ~ size^" in text and "Machine: processor " in text
+    assert main(["bench", "--scaling", "--dir", str(tmp_path / "b"), "nope"]) == 2

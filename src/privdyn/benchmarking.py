@@ -26,8 +26,9 @@ from typing import Any
 
 from privdyn import _check
 
-__all__ = ["MAX_REPEATS", "MIN_REPEATS", "Benchmark", "BenchmarkFailure", "BenchmarkResult", "discover", "machine",
-           "markdown_page", "markdown_table", "run_all", "run_benchmark"]
+__all__ = ["MAX_REPEATS", "MIN_REPEATS", "Benchmark", "BenchmarkFailure", "BenchmarkResult", "Scaling",
+           "ScalingResult", "discover", "discover_scaling", "machine", "markdown_page", "markdown_table",
+           "run_all", "run_benchmark", "run_scaling", "scaling_page"]
 
 MIN_REPEATS = 5
 """The fewest timed repetitions a benchmark declares: enough for a median that one disturbed run cannot move."""
@@ -154,15 +155,19 @@ def _ratio(reference_s: float, candidate_s: float, benchmark: Benchmark) -> floa
     return reference_s / benchmark.reference_items / candidate_per_item if candidate_per_item > 0 else float("inf")
 
 
-def run_all(benchmarks: Iterable[Benchmark], *, repeats: int | None = None
-            ) -> Iterator[BenchmarkResult | BenchmarkFailure]:
-    """Run each benchmark in turn and yield its outcome as soon as it is known; a failure does not stop the rest."""
+def run_all(benchmarks: Iterable[Benchmark | Scaling], *, repeats: int | None = None
+            ) -> Iterator[BenchmarkResult | ScalingResult | BenchmarkFailure]:
+    """Run each benchmark (or scaling study) in turn and yield its outcome as soon as it is known; a failure does not
+    stop the rest."""
     if repeats is not None:
         _check.integer(minimum=1, repeats=repeats)
         _check.in_range(1, MAX_REPEATS, repeats=repeats)
     for benchmark in benchmarks:
         try:
-            yield run_benchmark(benchmark, repeats=repeats)
+            if isinstance(benchmark, Scaling):
+                yield run_scaling(benchmark, repeats=repeats)
+            else:
+                yield run_benchmark(benchmark, repeats=repeats)
         except Exception as exc:  # noqa: BLE001 - reported as this benchmark's outcome; the others still run
             message = " ".join(str(exc).split()) or "(no message)"
             yield BenchmarkFailure(name=benchmark.name, description=benchmark.description,
@@ -225,21 +230,28 @@ def markdown_page(outcomes: Sequence[BenchmarkResult | BenchmarkFailure], machin
             + markdown_table(outcomes, machine_info))
 
 
-def discover(directory: Path, names: Sequence[str] = ()) -> list[Benchmark]:
-    """The benchmarks defined in ``directory/bench_*.py`` (all, or those named), in file then definition order."""
-    directory = Path(directory)
+def _modules(directory: Path) -> list[Any]:
+    """The modules ``directory/bench_*.py``, loaded."""
     if not directory.is_dir():
         raise ValueError(f"no benchmark directory {str(directory)!r}: run `privdyn bench` from a privdyn checkout.")
-    found: list[Benchmark] = []
+    modules = []
     for path in sorted(directory.glob("bench_*.py")):
         spec = importlib.util.spec_from_file_location(f"privdyn_benchmarks_{path.stem}", path)
         if spec is None or spec.loader is None:
             continue
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+        modules.append(module)
+    return modules
+
+
+def discover(directory: Path, names: Sequence[str] = ()) -> list[Benchmark]:
+    """The benchmarks defined in ``directory/bench_*.py`` (all, or those named), in file then definition order."""
+    found: list[Benchmark] = []
+    for module in _modules(Path(directory)):
         for benchmark in getattr(module, "BENCHMARKS", ()):
             if not isinstance(benchmark, Benchmark):
-                raise TypeError(f"{path.name}: BENCHMARKS must hold privdyn.benchmarking.Benchmark objects.")
+                raise TypeError(f"{module.__name__}: BENCHMARKS must hold privdyn.benchmarking.Benchmark objects.")
             found.append(benchmark)
     if not found:
         raise ValueError(f"no benchmarks in {str(directory)!r}: it has no bench_*.py file defining BENCHMARKS.")
@@ -250,3 +262,127 @@ def discover(directory: Path, names: Sequence[str] = ()) -> list[Benchmark]:
     if unknown:
         raise ValueError(f"unknown benchmark {unknown[0]!r}; available: {', '.join(all_names) or 'none'}.")
     return [b for b in found if not names or b.name in names]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Scaling studies: time and peak memory of one engine against a size
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Scaling:
+    """How one engine's time and peak memory grow with a size (``privdyn bench --scaling``).
+
+    Attributes:
+        name, description: as for :class:`Benchmark`.
+        size_name: what the size counts (e.g. ``"eigenvalues m"``).
+        sizes: the sizes, increasing.
+        setup: builds the inputs at one size (not timed).
+        run: the engine, called with the inputs.
+        repeats: timed calls per size (the median is reported).
+    """
+
+    name: str
+    description: str
+    size_name: str
+    sizes: tuple[int, ...]
+    setup: Callable[[int], Any]
+    run: Callable[[Any], Any]
+    repeats: int = MIN_REPEATS
+
+    def __post_init__(self) -> None:
+        _check.integer(minimum=1, repeats=self.repeats)
+        if len(self.sizes) < 2 or list(self.sizes) != sorted(set(self.sizes)):
+            raise ValueError(f"sizes must hold at least two increasing sizes; got sizes={self.sizes!r}.")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ScalingResult:
+    name: str
+    description: str
+    size_name: str
+    sizes: tuple[int, ...]
+    median_s: tuple[float, ...]
+    spread_s: tuple[tuple[float, float], ...]
+    """The fastest and slowest call at each size."""
+    peak_bytes: tuple[int, ...]
+    """Peak of the memory Python allocated during one call (tracemalloc), above what it held before the call."""
+    time_exponent: float
+    """The least-squares slope of log(median time) against log(size)."""
+    memory_exponent: float
+    repeats: int
+    status: str = "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _slope(sizes: Sequence[int], values: Sequence[float]) -> float:
+    import numpy
+
+    return float(numpy.polyfit(numpy.log(sizes), numpy.log(numpy.maximum(values, 1e-300)), 1)[0])
+
+
+def run_scaling(scaling: Scaling, *, repeats: int | None = None) -> ScalingResult:
+    """Time ``scaling.run`` at each size (median of ``repeats`` calls after a warm-up) and measure its peak memory."""
+    import tracemalloc
+
+    repeats = scaling.repeats if repeats is None else repeats
+    _check.integer(minimum=1, repeats=repeats)
+    medians, spreads, peaks = [], [], []
+    for size in scaling.sizes:
+        inputs = scaling.setup(size)
+        scaling.run(inputs)  # warm-up (compilation, caches)
+        times = [_timed(scaling.run, inputs) for _ in range(repeats)]
+        medians.append(statistics.median(times))
+        spreads.append((min(times), max(times)))
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            scaling.run(inputs)
+            peaks.append(max(tracemalloc.get_traced_memory()[1] - before, 0))
+        finally:
+            tracemalloc.stop()
+    return ScalingResult(name=scaling.name, description=scaling.description, size_name=scaling.size_name,
+                         sizes=scaling.sizes, median_s=tuple(medians), spread_s=tuple(spreads),
+                         peak_bytes=tuple(peaks), time_exponent=_slope(scaling.sizes, medians),
+                         memory_exponent=_slope(scaling.sizes, [float(p) for p in peaks]), repeats=repeats)
+
+
+def discover_scaling(directory: Path, names: Sequence[str] = ()) -> list[Scaling]:
+    """The scaling studies (``SCALING`` tuples) of ``directory/bench_*.py``: all, or those named."""
+    found: list[Scaling] = []
+    for module in _modules(Path(directory)):
+        for scaling in getattr(module, "SCALING", ()):
+            if not isinstance(scaling, Scaling):
+                raise TypeError("SCALING must hold privdyn.benchmarking.Scaling objects.")
+            found.append(scaling)
+    if not found:
+        raise ValueError(f"no scaling studies in {str(directory)!r}: no bench_*.py file defines SCALING.")
+    all_names = [s.name for s in found]
+    unknown = [n for n in names if n not in all_names]
+    if unknown:
+        raise ValueError(f"unknown scaling study {unknown[0]!r}; available: {', '.join(all_names)}.")
+    return [s for s in found if not names or s.name in names]
+
+
+def scaling_page(outcomes: Sequence[ScalingResult | BenchmarkFailure], machine_info: dict[str, Any]) -> str:
+    """The page ``privdyn bench --scaling --table docs/scaling.md`` writes: one table per study, fitted exponents."""
+    parts = ["# Scaling\n\nWritten by `privdyn bench --scaling --table docs/scaling.md` from a checkout (run it again "
+             "to regenerate this page). Time: median of the timed calls at each size (fastest-slowest in brackets). "
+             "Peak memory: the most Python allocated during one call, above what it held before (tracemalloc). The "
+             "exponents are least-squares slopes of log time and log memory against log size.\n"]
+    for o in outcomes:
+        if isinstance(o, BenchmarkFailure):
+            parts.append(f"## {o.name}\n\nFailed: {o.error}\n")
+            continue
+        rows = [f"| {o.size_name} | time | peak memory |", "|---|---|---|"]
+        for size, median, (low, high), peak in zip(o.sizes, o.median_s, o.spread_s, o.peak_bytes, strict=True):
+            rows.append(f"| {size:,} | {_seconds(median)} ({_seconds(low)}-{_seconds(high)}) "
+                        f"| {peak / 2**20:.3g} MiB |")
+        parts.append(f"## {o.name}\n\n{o.description}. Median of {o.repeats} calls per size.\n\n"
+                     + "\n".join(rows) + f"\n\nFitted exponents: time ~ size^{o.time_exponent:.2f}, "
+                     f"memory ~ size^{o.memory_exponent:.2f}.\n")
+    described = ", ".join(f"{key} {value}" for key, value in machine_info.items())
+    return "\n".join(parts) + f"\nMachine: {described}.\n"

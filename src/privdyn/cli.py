@@ -258,7 +258,11 @@ def bench_command(
     repeats: Annotated[int | None, typer.Option("--repeats", help="Timed repetitions of each side, 1 to 1000 "
                                                 "(default: each benchmark's own, at least 5).")] = None,
     table: Annotated[Path | None, typer.Option("--table", help="Also write the results and the machine as a "
-                                               "Markdown page to this file (e.g. docs/benchmarks.md).")] = None,
+                                               "Markdown page to this file (docs/benchmarks.md, or docs/scaling.md "
+                                               "with --scaling).")] = None,
+    scaling: Annotated[bool, typer.Option("--scaling", help="Run the scaling studies (time and peak memory against "
+                                          "a size, fitted exponents) instead of the side-by-side benchmarks.")]
+    = False,
 ) -> None:
     """From a checkout: run ./benchmarks, printing each candidate vs reference result (medians, ratio) as it finishes.
 
@@ -271,15 +275,17 @@ def bench_command(
     if table is not None and not table.parent.is_dir():
         raise _Usage(f"--table: the folder {str(table.parent)!r} does not exist.")
     try:
-        selected = benchmarking.discover(directory, names or ())
+        selected: list[Any] = (benchmarking.discover_scaling(directory, names or ()) if scaling
+                               else benchmarking.discover(directory, names or ()))
     except ValueError as exc:
         raise _Usage(str(exc)) from None
-    outcomes = []
+    outcomes: list[Any] = []
     for outcome in benchmarking.run_all(selected, repeats=repeats):
         outcomes.append(outcome)
         typer.echo(json.dumps(outcome.to_json()) if json_output else _bench_line(outcome))
     if table is not None:
-        table.write_text(benchmarking.markdown_page(outcomes, benchmarking.machine()), encoding="utf-8")
+        page = benchmarking.scaling_page if scaling else benchmarking.markdown_page
+        table.write_text(page(outcomes, benchmarking.machine()), encoding="utf-8")
         if not json_output:
             typer.echo(f"table: {table}")
     if any(isinstance(o, benchmarking.BenchmarkFailure) for o in outcomes):
@@ -289,6 +295,11 @@ def bench_command(
 def _bench_line(outcome: Any) -> str:
     if outcome.status == "failed":
         return f"{outcome.name}: FAILED: {outcome.error}"
+    if hasattr(outcome, "time_exponent"):  # a scaling study
+        points = ", ".join(f"{size:,}: {t * 1e3:.3g} ms / {peak / 2**20:.3g} MiB"
+                           for size, t, peak in zip(outcome.sizes, outcome.median_s, outcome.peak_bytes, strict=True))
+        return (f"{outcome.name} ({outcome.size_name}; median time / peak memory) {points}; time ~ "
+                f"size^{outcome.time_exponent:.2f}, memory ~ size^{outcome.memory_exponent:.2f}")
     r = outcome
     target = "" if r.target_ratio is None else f"; target {r.target_ratio:g}x {'met' if r.meets_target else 'NOT met'}"
     items = "" if r.candidate_items == r.reference_items == 1 else (
