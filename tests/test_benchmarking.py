@@ -156,7 +156,7 @@ def test_cli_bench_writes_the_table_with_the_machine(tmp_path, capsys):
     page = tmp_path / "benchmarks.md"
     assert main(["bench", "--dir", str(tmp_path / "b"), "--repeats", "3", "--table", str(page)]) == 0
     text = page.read_text()
-    assert "privdyn bench --table docs/benchmarks.md" in text and "| sum | fast | slow |" in text
+    assert f"`privdyn bench --repeats 3 --table {page.as_posix()}`" in text and "| sum | fast | slow |" in text
     assert "Machine: processor " in text and "logical_cores" in text and "load_average" in text
 
 
@@ -216,6 +216,7 @@ def test_cli_bench_scaling_writes_its_page(tmp_path, capsys):
     out, _ = capsys.readouterr()
     assert out.startswith("square (n; median time / peak memory) 40: ") and "time ~ size^" in out
     text = page.read_text()
-    assert "privdyn bench --scaling --table docs/scaling.md" in text and "| n | time | peak memory |" in text
+    assert f"`privdyn bench --scaling square --repeats 1 --table {page.as_posix()}`" in text
+    assert "| n | time | peak memory |" in text
     assert "Fitted exponents: time ~ size^" in text and "Machine: processor " in text
     assert main(["bench", "--scaling", "--dir", str(tmp_path / "b"), "nope"]) == 2

@@ -219,11 +219,12 @@ def markdown_table(outcomes: Sequence[BenchmarkResult | BenchmarkFailure], machi
     return "\n".join(lines) + f"\n\nMachine: {described}.\n"
 
 
-def markdown_page(outcomes: Sequence[BenchmarkResult | BenchmarkFailure], machine_info: dict[str, Any]) -> str:
+def markdown_page(outcomes: Sequence[BenchmarkResult | BenchmarkFailure], machine_info: dict[str, Any],
+                  command: str = "privdyn bench --table docs/benchmarks.md") -> str:
     """The page ``privdyn bench --table docs/benchmarks.md`` writes: how it was made, then :func:`markdown_table`."""
     return ("# Speed benchmarks\n\n"
-            "Written by `privdyn bench --table docs/benchmarks.md` from a checkout (run it again to regenerate this "
-            "page). Each row times a candidate and a named reference alternately in one process; the ratio is the "
+            f"Written by `{command}` from a checkout (run it again to regenerate this page). Each row times a "
+            "candidate and a named reference alternately in one process; the ratio is the "
             "reference median over the candidate median (per item), with the lowest and highest ratio of a single "
             "repetition's pair. The benchmark files in `benchmarks/` name each reference and why it is fair. "
             "Timings from a machine shared with other work are noisy; ratios measured side by side are less so.\n\n"
@@ -367,10 +368,11 @@ def discover_scaling(directory: Path, names: Sequence[str] = ()) -> list[Scaling
     return [s for s in found if not names or s.name in names]
 
 
-def scaling_page(outcomes: Sequence[ScalingResult | BenchmarkFailure], machine_info: dict[str, Any]) -> str:
+def scaling_page(outcomes: Sequence[ScalingResult | BenchmarkFailure], machine_info: dict[str, Any],
+                 command: str = "privdyn bench --scaling --table docs/scaling.md") -> str:
     """The page ``privdyn bench --scaling --table docs/scaling.md`` writes: one table per study, fitted exponents."""
-    parts = ["# Scaling\n\nWritten by `privdyn bench --scaling --table docs/scaling.md` from a checkout (run it again "
-             "to regenerate this page). Time: median of the timed calls at each size (fastest-slowest in brackets). "
+    parts = [f"# Scaling\n\nWritten by `{command}` from a checkout (run it again to regenerate this page). "
+             "Time: median of the timed calls at each size (fastest-slowest in brackets). "
              "Peak memory: the most Python allocated during one call, above what it held before (tracemalloc). The "
              "exponents are least-squares slopes of log time and log memory against log size.\n"]
     for o in outcomes:

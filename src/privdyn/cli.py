@@ -285,7 +285,9 @@ def bench_command(
         typer.echo(json.dumps(outcome.to_json()) if json_output else _bench_line(outcome))
     if table is not None:
         page = benchmarking.scaling_page if scaling else benchmarking.markdown_page
-        table.write_text(page(outcomes, benchmarking.machine()), encoding="utf-8")
+        command = " ".join(["privdyn bench", *(["--scaling"] if scaling else []), *(names or []),
+                            *([] if repeats is None else ["--repeats", str(repeats)]), "--table", table.as_posix()])
+        table.write_text(page(outcomes, benchmarking.machine(), command), encoding="utf-8")
         if not json_output:
             typer.echo(f"table: {table}")
     if any(isinstance(o, benchmarking.BenchmarkFailure) for o in outcomes):
