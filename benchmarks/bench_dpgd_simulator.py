@@ -11,6 +11,9 @@ calibration of the steps it runs.
   user writes it: each run's data and noise streams are drawn once for all steps (one call per stream, the same
   numbers as step-by-step draws), shared by the 50 rows, and each step updates the (rows, runs, d) array of iterates
   with a handful of whole-array operations. Only the loop over steps stays in Python: step k needs theta_{k-1}.
+  Target 5x. What bounds it: both sides must draw the same 10 x 500 x (2d + 1) ~ 1.0e6 Philox normals (the
+  streams fix the numbers); in a profile of the candidate the draws and their stacking take about a third of the
+  candidate's time and about a quarter of the reference's, so even a free kernel would stay below ~4x.
 * ``dpgd-simulator-naive``: the naive path, labelled so: one trial at a time, one step at a time, numpy on
   d-vectors, re-drawing the shared streams for each row. It documents what the batched simulator saves a user who
   writes the algorithm as printed.
