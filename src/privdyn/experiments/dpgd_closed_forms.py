@@ -215,9 +215,8 @@ class Fig9(Experiment):
             ax.set_xlabel("c′ = c / sqrt(2R + ζ²)")
             ax.set_title(label, fontsize=9)
             ax.legend(fontsize=7)
-        fig.suptitle(result["paper"], fontsize=10)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -403,12 +402,12 @@ class ExponentFigure(Experiment):
         ax.set_xlabel("a  (cη̃(0) = γ^a)")
         ax.set_ylabel("exponent")
         p = select_series(result, quantity="e1")[0]["params"]
-        ax.set_title(f"{result['paper']}\nα = {p['schedule_exponent']}, b = {p['privacy_exponent']}", fontsize=9)
+        ax.set_title(f"α = {p['schedule_exponent']}, b = {p['privacy_exponent']}", fontsize=9)
         lows = [min(as_floats(s["y"])) for s in result["series"]]
         ax.set_ylim(max(min(lows), -1.0), None)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]
 
 
 def _exponent_config(name: str, *, target_exponent: float, schedule_exponent: float,

@@ -354,8 +354,9 @@ def _heatmap_series(config: HeatmapConfig, heatmap: _Heatmap, params: Mapping[st
 
 
 def _plot_heatmaps(result: Mapping[str, Any], out_dir: Path, *, method: str, cap: float, filename: str,
-                   title: str) -> str:
-    """A grid of panels (rows α, columns γ) with the paper's red dashed lines, colour capped at ``cap``."""
+                   title: str, quantity: str) -> str:
+    """A grid of panels (rows α, columns γ) with the paper's red dashed lines, colour capped at ``cap``;
+    ``quantity`` names what the colour shows (the colour bar's label)."""
     plt = pyplot()
     cfg = result["config"]
     alphas, gammas = cfg["schedule_exponents"], cfg["aspect_ratios"]
@@ -384,9 +385,9 @@ def _plot_heatmaps(result: Mapping[str, Any], out_dir: Path, *, method: str, cap
             ax.set_ylabel("clip c")
             ax.set_title(f"panel {s['params']['panel']}: γ = {g:g}, α = {a:g}, n = {s['params']['n']}", fontsize=9)
     if mesh is not None:
-        fig.colorbar(mesh, ax=axes, shrink=0.8, label=f"capped at {cap:g}")
+        fig.colorbar(mesh, ax=axes, shrink=0.8, label=f"{quantity} (values ≥ {cap:g} drawn as {cap:g})")
     fig.suptitle(title, fontsize=10)
-    return save_figure(fig, out_dir, filename)
+    return save_figure(fig, out_dir, filename, paper=result["paper"])
 
 
 def _edges(centers: np.ndarray) -> np.ndarray:

@@ -278,7 +278,9 @@ class Fig4(Experiment):
         cfg = result["config"]
         files = [_plot_heatmaps(result, out_dir, method="simulation", cap=1.0, filename="figure.png",
                                 title=f"DP-GD final private risk (simulation, mean of {cfg['num_runs']} runs), d = "
-                                      f"{cfg['d']}, ρ = {cfg['rho']:g}; red: c = 1, η̃(0) = 2/γ, cη̃(0) = ln(1/γ)")]
+                                      f"{cfg['d']}, ρ = {cfg['rho']:g}; red: c = 1, η̃(0) = 2/γ, cη̃(0) = ln(1/γ)",
+                                quantity="final excess risk $R(\\theta_n)$")]
         files.append(_plot_heatmaps(result, out_dir, method="ode", cap=1.0, filename="figure_ode.png",
-                                    title="isotropic ODE (eq. 4.11) + final jump on the same grid"))
+                                    title="isotropic ODE (eq. 4.11) + final jump on the same grid",
+                                    quantity="predicted final excess risk $R(\\theta_n)$"))
         return files

@@ -207,7 +207,8 @@ class _RealHeatmaps(Experiment):
         cfg = result["config"]
         return [_plot_heatmaps(result, out_dir, method="simulation", cap=self.cap, filename="figure.png",
                                title=f"DP-GD validation loss on {cfg['dataset']} (mean of {cfg['num_runs']} runs), "
-                                     f"ρ = {cfg['rho']:g}; red: c = 1, η̃(0) = 2/γ, cη̃(0) = ln(1/γ)")]
+                                     f"ρ = {cfg['rho']:g}; red: c = 1, η̃(0) = 2/γ, cη̃(0) = ln(1/γ)",
+                               quantity="validation loss (squared error / 2)")]
 
 
 class Fig5(_RealHeatmaps):

@@ -345,4 +345,4 @@ class _ScalingExperiment(Experiment):
                 ax.axvspan(window[0], window[1], color="0.85", alpha=0.5, lw=0, label="fit window")
         fig.suptitle(f"{result['title']} (fit window γ ∈ [{window[0]:.2g}, {window[1]:.2g}])", fontsize=10)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -549,4 +549,4 @@ class Fig7(Experiment):
         cfg = result["config"]
         fig.suptitle(f"Schedules tuned on the ODE, simulated by DP-GD (d = {cfg['d']}, ρ = {cfg['rho']}, "
                      f"c = {cfg['clip']}, ζ = {cfg['label_noise']}; bands ±1 sd over runs)", fontsize=10)
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

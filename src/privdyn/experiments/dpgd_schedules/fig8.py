@@ -287,7 +287,8 @@ class Fig8(Experiment):
             ax.set_yscale("log")
             ax.set_xlabel("n")
             ax.set_ylabel("validation loss P(θ^p)")
-            ax.set_title(f"{dataset} (ρ = {result['config']['rho']}, c = {result['config']['clip']})", fontsize=10)
+            ax.set_title(f"{dataset} (ρ = {result['config']['rho']}, c = {result['config']['clip']}; "
+                         "bands: mean ± 1 sd over runs)", fontsize=10)
             ax.grid(alpha=0.3, which="both")
             ax.legend(fontsize=7)
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -396,9 +396,9 @@ class Fig1(Experiment):
             ax.legend(fontsize=7)
         for ax in list(axes.flat)[len(panels):]:
             ax.axis("off")
-        fig.suptitle(f"{result['paper']}: DP-GD vs ODE", fontsize=10)
+        fig.suptitle("DP-GD vs ODE", fontsize=10)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]
 
 
 def _sd_of_mean(runs: np.ndarray) -> tuple[float, float]:

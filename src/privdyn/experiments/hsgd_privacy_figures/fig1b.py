@@ -173,9 +173,8 @@ class Fig1b(Experiment):
                 for s in select_series(result, iterate=k, gap=gap):
                     ax.plot(as_floats(s["x"]), as_floats(s["y"]), ".", ms=3, color=f"C{col}")
                     ax.set_xlabel(s["x_label"])
-                ax.set_ylabel("per-pair rdp_epsilon (surrogate)")
+                ax.set_ylabel("per-pair Rényi DP ε (surrogate)")
                 ax.set_yscale("log")
                 ax.set_title(f"k = {k}, {gap} gap", fontsize=9)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

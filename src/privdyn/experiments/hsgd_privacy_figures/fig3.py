@@ -191,9 +191,8 @@ class Fig3a(Experiment):
         ax.set_ylabel("population risk (mean over runs)")
         ax.set_title(f"σ = {cfg['noise_std']}, {cfg['num_runs']} runs, d = {cfg['d']}", fontsize=9)
         ax.legend(fontsize=8)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -322,9 +321,8 @@ class Fig3b(Experiment):
         cfg = result["config"]
         ax.set_yscale("log")
         ax.set_xlabel("iteration k")
-        ax.set_ylabel(f"rdp_epsilon, α = {cfg['renyi_order']}")
+        ax.set_ylabel(f"Rényi DP ε(α), α = {cfg['renyi_order']}")
         ax.set_title(f"σ = {cfg['noise_std']}, d = {cfg['d']}, n = {cfg['n']}", fontsize=9)
         ax.legend(fontsize=8)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

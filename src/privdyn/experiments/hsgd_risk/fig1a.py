@@ -162,6 +162,5 @@ class Fig1a(Experiment):
         ax.set_xlabel("χ²_d quantile")
         ax.set_ylabel("(x_n − m(T))ᵀ V(T)⁻¹ (x_n − m(T))")
         ax.legend(fontsize=8)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -288,6 +288,5 @@ class Fig2a(Experiment):
         ax.set_xlabel("iteration k")
         ax.set_ylabel("population risk P(x_k)")
         ax.legend(fontsize=7)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -310,6 +310,5 @@ class Validation(Experiment):
         ax2.set_xlabel("position of the replaced record")
         ax2.set_ylabel("Rényi divergence of the last iterate")
         ax2.legend(fontsize=7)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

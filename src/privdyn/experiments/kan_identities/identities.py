@@ -400,6 +400,5 @@ class Identities(Experiment):
         axes[1].set_ylabel("E ||x̄_B − x̄||²")
         axes[1].set_title("Lemma B.2 by enumeration", fontsize=9)
         axes[1].legend(fontsize=7)
-        fig.suptitle(f"{result['paper']}", fontsize=9)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -311,4 +311,4 @@ class Stability(Experiment):
         ax.set_title("on-average argument stability (coupled runs)", fontsize=9)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

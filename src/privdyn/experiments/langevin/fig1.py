@@ -276,7 +276,7 @@ class Fig1(Experiment):
 
     def plot(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
         plt = pyplot()
-        fig, ax = plt.subplots(figsize=(7.5, 5))
+        fig, ax = plt.subplots(figsize=(9.5, 5))
         orders = sorted({s["params"]["renyi_order"] for s in result["series"]})
         lams = sorted({s["params"]["strong_convexity"] for s in result["series"]})
         colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, max(len(orders), 1)))
@@ -294,7 +294,7 @@ class Fig1(Experiment):
         ax.set_xlabel("iterations K")
         ax.set_ylabel("RDP ε(α, K)")
         ax.set_title(f"Noisy GD last iterate (n={cfg['n']}, η={cfg['step_size']}, σ={cfg['noise_scale']}, "
-                     f"S_g={cfg['sensitivity']})", fontsize=10)
-        ax.legend(fontsize=7, ncol=2)
+                     f"$S_g$={cfg['sensitivity']})", fontsize=10)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # outside the data
         ax.grid(alpha=0.3)
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -271,4 +271,4 @@ class Table1(Experiment):
         ax.set_title(f"(α={cfg['renyi_order']}, ε'={cfg['rdp_epsilon']})-RDP noisy GD, d={cfg['d']}", fontsize=10)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3, which="both")
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

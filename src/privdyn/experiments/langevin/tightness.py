@@ -299,4 +299,4 @@ class Tightness(Experiment):
         ax.set_title("Quadratic loss: privacy loss of the last iterate", fontsize=10)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3, which="both")
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]
