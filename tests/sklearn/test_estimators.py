@@ -200,3 +200,21 @@ def test_reproducible_pickle_pandas_pipeline_gridsearch(cls: type) -> None:
     search = GridSearchCV(cls(feature_norm=1.0, label_bound=2.0, random_state=0), {"epsilon": [0.5, 2.0]}, cv=2)
     search.fit(x, y)
     assert search.best_params_["epsilon"] in (0.5, 2.0)
+
+
+def test_planning_share_is_accounted_and_reproducible() -> None:
+    """A planning share estimates the planner's statistics under DP: its zCDP is in privacy_, the total stays <= ε."""
+    x, y, theta = _data(n=20_000, d=3, noise=0.05)  # rows far inside the ball: the public-bound model is off
+    params = {"epsilon": 1e4, "feature_norm": 4.0, "label_bound": 10.0, "planning_share": 0.2, "random_state": 1}
+    est = DPLinearRegression(**params).fit(x, y)
+    shares = est.privacy_["shares"]
+    assert shares[1]["fraction"] == 0.2 and len(shares[1]["mechanisms"]) == 3
+    assert shares[0]["zcdp"] + shares[1]["zcdp"] == pytest.approx(est.privacy_["zcdp"], rel=1e-12)
+    assert est.privacy_["epsilon"] <= 1e4 and est.plan_["inputs"]["spectrum"] == "data"
+    assert np.allclose(est.coef_, theta, atol=0.05)  # the estimated spectrum fixes the step sizes
+    again = DPLinearRegression(**params).fit(x, y)
+    assert np.array_equal(est.coef_, again.coef_)
+    with pytest.raises(ValueError, match="label_noise must be None with planning_share"):
+        DPLinearRegression(**params, label_noise=1.0).fit(x, y)
+    with pytest.raises(ValueError, match=r"planning_share must be in \(0.0, 1.0\); got planning_share=1.0"):
+        DPLinearRegression(**{**params, "planning_share": 1.0}).fit(x, y)

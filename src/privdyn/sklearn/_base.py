@@ -70,7 +70,7 @@ def generator_from(random_state: Any) -> np.random.Generator:
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and random_state >= 0:
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and int(random_state) >= 0:
         return np.random.default_rng(int(random_state))
     raise TypeError(f"random_state must be None, an integer >= 0, a numpy.random.Generator or a RandomState; got "
                     f"random_state={random_state!r}.")
@@ -110,7 +110,7 @@ class Preprocessed:
         self.radius = math.hypot(feature_norm, self.intercept_feature)
 
 
-class PrivateLinearModel(RegressorMixin, BaseEstimator):  # type: ignore[misc]  # scikit-learn is untyped
+class PrivateLinearModel(RegressorMixin, BaseEstimator):
     """The shared parts of the private regressors: checks, preprocessing, ``predict``.
 
     Subclasses define ``__init__`` (the parameters ``epsilon``, ``delta``, ``feature_norm``, ``label_bound``,
@@ -192,5 +192,5 @@ class PrivateLinearModel(RegressorMixin, BaseEstimator):  # type: ignore[misc]  
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = self.random_state is None  # type: ignore[attr-defined]
+        tags.non_deterministic = getattr(self, "random_state", None) is None
         return tags

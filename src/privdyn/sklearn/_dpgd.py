@@ -19,7 +19,8 @@ The fit, in order, with nothing computed from the private data before the mechan
 **Privacy.** θ_n is ρ²/2-zCDP for replace-one neighbours (Proposition 4.1, amplification by iteration after
 Feldman, Koren & Talwar 2020, arXiv 2005.04763, Theorem 3.1; label ``bound``), with ρ²/2 the largest zCDP whose
 (ε, δ) by both the optimal conversion and dp-accounting's is at most the requested ε. Planning and preprocessing
-spend nothing (public numbers only); ``privacy_`` records every share.
+spend nothing (public numbers only) unless ``planning_share`` is given: then the planner's statistics are
+released by Gaussian mechanisms that compose with training in zCDP. ``privacy_`` records every share.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import functools
 import math
 import warnings
 from typing import Any
+
+import numpy as np
 
 from privdyn import _check
 from privdyn.sklearn._base import Preprocessed, PrivateLinearModel, generator_from
@@ -47,11 +50,36 @@ def _plan(n: int, d: int, epsilon: float, delta: float, schedule: str, label_noi
 
     plan = dpgd(n=n, d=d, spectrum="identity", target_norm=math.sqrt(1.0 - label_noise**2), label_noise=label_noise,
                 epsilon=epsilon, delta=delta, schedules=SCHEDULES if schedule == "auto" else (schedule,))
+    record = _record(plan)
+    record["planning_share"] = {"use": "planning: hyper-parameters from n, d and the public bounds only",
+                                "zcdp": 0.0, "fraction": 0.0}
+    return record
+
+
+def _record(plan: Any) -> dict[str, Any]:
     return {"plan": {"hyperparameters": dict(plan.hyperparameters), "predicted_risk": plan.predicted_risk,
                      "inputs": dict(plan.inputs), "alternatives": [a.name for a in plan.alternatives],
                      "notes": list(plan.notes)},
             "learning_rate": plan.learning_rate, "clip": plan.clip, "rho": plan.rho,
             "statement": plan.privacy.to_json()}
+
+
+def _plan_with_share(features: np.ndarray, labels: np.ndarray, epsilon: float, delta: float, schedule: str,
+                     share: float, rng: np.random.Generator) -> dict[str, Any]:
+    """The plan on second moments estimated under DP from ``share`` of the budget (rows in the ball √d')."""
+    from privdyn.plan import dpgd
+    from privdyn.plan._dpgd import SCHEDULES
+
+    plan = dpgd(data=(features, labels), planning_share=share, feature_norm_bound=math.sqrt(features.shape[1]),
+                label_bound=1.0, epsilon=epsilon, delta=delta, rng=rng,
+                schedules=SCHEDULES if schedule == "auto" else (schedule,))
+    record = _record(plan)
+    planning = plan.planning.to_json()
+    record["planning_share"] = {
+        "use": "planning: second moments of the preprocessed rows and labels estimated by Gaussian mechanisms",
+        **{k: planning[k] for k in ("zcdp", "fraction", "mechanisms", "neighboring")}}
+    record["feature_scale"] = plan.model.feature_scale
+    return record
 
 
 class DPLinearRegression(PrivateLinearModel):
@@ -69,6 +97,10 @@ class DPLinearRegression(PrivateLinearModel):
         schedule: ``"auto"`` (the planner's best of constant, polynomial and harmonic learning rates) or one family.
         label_noise: a public guess of the label-noise standard deviation, in the units of y, in (0, B); None
             means B/√2 (half the bounded second moment is noise). Only the planner reads it.
+        planning_share: None (plan from the public bounds only, the default), or a fraction f in (0, 1) of the
+            zCDP budget spent estimating the second moments of the preprocessed rows and labels by three Gaussian
+            mechanisms (:mod:`privdyn.plan._data`); the planner then plans on the estimated spectrum, ‖θ*‖ and
+            label noise, and training gets the remaining (1 − f) share. Excludes ``label_noise``.
         random_state: None (fresh entropy: the noise of a private release should not be reproducible by others),
             an int (reproducible, e.g. for tests), or a numpy Generator. It draws the order of the pass and the
             noise.
@@ -95,7 +127,8 @@ class DPLinearRegression(PrivateLinearModel):
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
                  label_bound: float | None = None, fit_intercept: bool = True, schedule: str = "auto",
-                 label_noise: float | None = None, random_state: Any = None) -> None:
+                 label_noise: float | None = None, planning_share: float | None = None,
+                 random_state: Any = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.feature_norm = feature_norm
@@ -103,6 +136,7 @@ class DPLinearRegression(PrivateLinearModel):
         self.fit_intercept = fit_intercept
         self.schedule = schedule
         self.label_noise = label_noise
+        self.planning_share = planning_share
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DPLinearRegression:
@@ -115,6 +149,13 @@ class DPLinearRegression(PrivateLinearModel):
         noise = label_bound / math.sqrt(2.0) if self.label_noise is None else self.label_noise
         _check.scalar(label_noise=noise)
         _check.in_range(0.0, label_bound, closed="neither", label_noise=noise)
+        if self.planning_share is not None:
+            _check.scalar(planning_share=self.planning_share)
+            _check.in_range(0.0, 1.0, closed="neither", planning_share=self.planning_share)
+            if self.label_noise is not None:
+                raise ValueError("label_noise must be None with planning_share: the label noise is then estimated "
+                                 f"under DP; got label_noise={self.label_noise!r}, "
+                                 f"planning_share={self.planning_share!r}.")
         rng = generator_from(self.random_state)
         X, y = self._check_data(X, y, sample_weight)
         n = X.shape[0]
@@ -124,12 +165,19 @@ class DPLinearRegression(PrivateLinearModel):
                             fit_intercept=self.fit_intercept)
         width = prep.features.shape[1]
         scale = math.sqrt(width) / prep.radius
-        planned = copy.deepcopy(_plan(n, width, epsilon, delta, self.schedule, float(noise) / label_bound))
-        order = rng.permutation(n)  # data-independent: drawn before and apart from the data
+        features, labels = prep.features * scale, prep.labels / label_bound
+        if self.planning_share is None:
+            planned = copy.deepcopy(_plan(n, width, epsilon, delta, self.schedule, float(noise) / label_bound))
+        else:
+            planned = _plan_with_share(features, labels, epsilon, delta, self.schedule, float(self.planning_share),
+                                       rng)
+            scale *= planned["feature_scale"]
+            features = features * planned["feature_scale"]
+        order = rng.permutation(n)  # data-independent: drawn apart from the data
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", OutsideTheoryWarning)
-            theta = dpgd(prep.features[order] * scale, prep.labels[order] / label_bound, clip=planned["clip"],
-                         learning_rate=planned["learning_rate"], rho=planned["rho"], rng=rng)
+            theta = dpgd(features[order], labels[order], clip=planned["clip"], learning_rate=planned["learning_rate"],
+                         rho=planned["rho"], rng=rng)
         self._set_coefficients(theta, prep, label_bound * scale)
 
         statement = planned["statement"]
@@ -143,9 +191,8 @@ class DPLinearRegression(PrivateLinearModel):
             "unit": "one row (x, y) of the training set", "released": "coef_ and intercept_ (the final iterate only)",
             "shares": [
                 {"use": "training: one pass of clipped DP-GD (Algorithm 1), noise calibrated by Proposition 4.1",
-                 "zcdp": statement["training_zcdp"], "fraction": 1.0},
-                {"use": "planning: hyper-parameters from n, d and the public bounds only", "zcdp": 0.0,
-                 "fraction": 0.0},
+                 "zcdp": statement["training_zcdp"], "fraction": statement["training_zcdp"] / statement["zcdp"]},
+                planned["planning_share"],
                 {"use": f"preprocessing: rows projected onto ||x|| <= {feature_norm:g}, labels clipped to "
                         f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
                         f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
