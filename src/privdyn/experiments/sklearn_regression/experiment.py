@@ -43,6 +43,8 @@ TARGET_EPSILON = 1.0
 TARGET_DATASETS = 3
 """... on at least this many datasets."""
 CONFIDENCE = 0.95
+PLOT_MAX = 30.0
+"""The figure's largest relative MSE; larger means (diffprivlib's, mostly) are drawn as markers on the top edge."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -252,12 +254,18 @@ class SklearnRegression(Experiment):
         for ax, name in zip(axes.flat, datasets, strict=True):
             for method in methods:
                 for s in select_series(result, dataset=name, method=method):
-                    x, y = as_floats(s["x"]), as_floats(s["y"])
-                    low, high = as_floats(s["y_low"]), as_floats(s["y_high"])
-                    ax.errorbar(x, y, yerr=[np.maximum(np.subtract(y, low), 0), np.maximum(np.subtract(high, y), 0)],
-                                color=colors[method], marker="o", ms=3, lw=1.1, capsize=2, label=method)
+                    x, y = np.array(as_floats(s["x"])), np.array(as_floats(s["y"]))
+                    low, high = np.array(as_floats(s["y_low"])), np.array(as_floats(s["y_high"]))
+                    shown = y <= PLOT_MAX
+                    errors = [np.maximum(y - low, 0)[shown], np.maximum(high - y, 0)[shown]]
+                    ax.errorbar(x[shown], y[shown], yerr=errors, color=colors[method], marker="o", ms=3, lw=1.1,
+                                capsize=2, label=method)
+                    if not np.all(shown):  # off the scale: a marker on the top edge
+                        ax.plot(x[~shown], np.full((~shown).sum(), PLOT_MAX * 0.85), ls="none", marker="^",
+                                color=colors[method], label=f"{method} (> {PLOT_MAX:g}, off scale)")
             ax.set_xscale("log")
             ax.set_yscale("log")
+            ax.set_ylim(0.8, PLOT_MAX)
             ax.axhline(1.0, color="k", lw=0.6, ls=":")
             ax.set_title(name, fontsize=9)
             ax.set_xlabel("epsilon")
