@@ -26,7 +26,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spectra": ("Spectrum",),
     "schedules": ("Constant", "Custom", "Harmonic", "LearningRate", "Polynomial"),
 }
-_SUBMODULES = ("algorithms", "bounds", "data", "dynamics", "experiments", "hsgd_problem", "models", "privacy",
+_SUBMODULES = ("algorithms", "audit", "bounds", "data", "dynamics", "experiments", "hsgd_problem", "models", "privacy",
                "reference", "rng", "schedules", "spectra", "tuning")
 
 _getattr, __dir__, _public = _lazy.attach(__name__, _EXPORTS, submodules=_SUBMODULES)
@@ -48,6 +48,7 @@ def __getattr__(name: str) -> object:
 
 if TYPE_CHECKING:
     from privdyn import algorithms as algorithms
+    from privdyn import audit as audit
     from privdyn import bounds as bounds
     from privdyn import data as data
     from privdyn import dynamics as dynamics

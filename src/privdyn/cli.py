@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.exceptions import TyperException
 
+from privdyn.audit._cli import audit_command
 from privdyn.experiments import progress
 from privdyn.experiments.config import DEFAULT_EXECUTOR, DEFAULT_OUT_DIR, ConfigError, parse_overrides
 from privdyn.plan._cli import plan_command
@@ -280,6 +281,7 @@ def bench_command(
                    f"{target}")
 
 app.command("plan")(plan_command)
+app.command("audit")(audit_command)
 
 
 def _one_line(text: str) -> str:

@@ -1,0 +1,423 @@
+"""The mechanisms privdyn audits: each run on a worst-case pair of neighbouring datasets (a canary).
+
+Every mechanism is a one-dimensional reduction of an algorithm privdyn simulates, chosen so that the privacy loss of
+the reduction is the privacy loss the accountant bounds (the canary pair attains the sensitivity the accountant
+assumes). A mechanism knows three things:
+
+* :meth:`Mechanism.reported`: the epsilon privdyn's accountant reports for it, with its guarantee label;
+* :meth:`Mechanism.scores`: ``runs`` outputs on D and on D' reduced to one score each (a large score points to D');
+* :meth:`Mechanism.gaussian_law`: where the output law is Gaussian, its means on D and D' and its standard
+  deviation, computed by propagating the algorithm's own update (not from the accountant's formula), else None.
+
+``noise_factor`` multiplies the noise the mechanism *runs* with while the reported epsilon keeps the nominal noise:
+``noise_factor=0.5`` plants the bug "an accountant whose noise is halved", which an audit must flag.
+
+Worst-case pairs:
+
+* ``langevin-quadratic`` / ``langevin-logistic``: noisy GD (Chourasia, Ye, Shokri 2021, arXiv 2102.05855,
+  Algorithm 1; accounted by Corollary 1) on n one-dimensional records, all at the same point except the canary,
+  which sits at the other end of the data domain; the gradient difference is the sensitivity.
+* ``dpgd``: one-pass clipped DP-GD (Bombari et al., arXiv 2505.16329, Algorithm 1; Proposition 4.1) in d = 1 with
+  the canary first (x = 1, y = +-Y with |Y| above the clip, so clipping is active and the clipped gradients differ by
+  2C) and the other records at x = 0 (zero gradient). The release theta_n is then N(+-eta_1 C, 4 C^2 sum_k sigma_k^2):
+  a Gaussian shift of exactly rho, so Proposition 4.1 is tight here.
+* ``dpsgd-*``: DP-SGD with correlated noise (Wang et al., arXiv 2605.12648, Algorithm 1) where every record but the
+  canary has gradient 0 and the canary's clipped gradient is +clip. Released iterates are equivalent to the noisy
+  sums; divided by clip they are ``y_t = b_t + noise_multiplier * xi_t`` with b_t the canary's participation in
+  step t and xi = C^{-1} Z the strategy's correlated noise (zero-out and add-remove: b_t is 0 on D' ... 1 on D;
+  replace-one: the replacement's gradient is -clip, so D' sees -b_t). Under fixed-size sampling a given record
+  joins each step with probability B/n, independently across steps, exactly as under Poisson sampling with rate
+  B/n: the reduction of both samplers is the same, only the accountant (relation, sampler) differs.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from privdyn.privacy.labels import PrivacyLoss
+
+__all__ = [
+    "DPGDCanary",
+    "DPSGDCanary",
+    "DPSGDCorrelatedFixedSize",
+    "DPSGDFixedSize",
+    "DPSGDPoisson",
+    "GaussianLaw",
+    "LangevinLogistic",
+    "LangevinQuadratic",
+    "MECHANISMS",
+    "Mechanism",
+    "mechanism",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class GaussianLaw:
+    """Outputs N(mean, std**2) on D and N(neighbour_mean, std**2) on D' (one-dimensional)."""
+
+    mean: float
+    neighbour_mean: float
+    std: float
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Mechanism(abc.ABC):
+    """A mechanism on its canary pair. Subclasses are frozen dataclasses; fields are the mechanism's settings."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+
+    delta: float = 1e-5
+    noise_factor: float = 1.0
+
+    @abc.abstractmethod
+    def reported(self) -> PrivacyLoss:
+        """The epsilon privdyn's accountant reports at ``delta`` for the nominal noise (``quantity="epsilon"``)."""
+
+    @abc.abstractmethod
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        """``runs`` scores on D and on D', run with the actual noise.
+
+        The runs on D draw from the streams ``(seed, unit_key + "/D")`` and those on D' from
+        ``(seed, unit_key + "/D'")`` (:mod:`privdyn.rng`), so the two sides and two calls with different keys are
+        independent.
+        """
+
+    def gaussian_law(self) -> GaussianLaw | None:
+        """The exact output law of the score when it is Gaussian with one variance on D and D'; else None."""
+        return None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# noisy GD (langevin)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+_SIDES = ("D", "D'")
+
+
+def _generators(seed: int, unit_key: str) -> tuple[np.random.Generator, np.random.Generator]:
+    """The generators of the runs on D and on D' (independent streams of :mod:`privdyn.rng`)."""
+    from privdyn.rng import generator
+
+    return generator(seed, f"{unit_key}/D"), generator(seed, f"{unit_key}/D'")
+
+
+def _epsilon_of_zcdp(loss: PrivacyLoss, delta: float) -> PrivacyLoss:
+    from privdyn.privacy.conversions import zcdp_to_epsilon
+
+    epsilon = float(zcdp_to_epsilon(float(loss.value), delta=delta))
+    return dataclasses.replace(loss, value=epsilon, quantity="epsilon",
+                               source=f"{loss.source}; converted to (epsilon, delta) by zcdp_to_epsilon")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class LangevinQuadratic(Mechanism):
+    """Noisy GD on 0.5 (theta - x)^2 with records in [0, sensitivity]: D all at 0, D' with one record at
+    ``sensitivity``; the Gaussian start of Corollary 1. The output law is exactly Gaussian."""
+
+    name: ClassVar[str] = "langevin-quadratic"
+    description: ClassVar[str] = "noisy GD, quadratic loss (Gaussian output): Corollary 1"
+
+    n: int = 10
+    num_steps: int = 50
+    step_size: float = 0.1
+    noise_scale: float = 0.2
+    sensitivity: float = 1.0
+
+    def _data(self) -> tuple[np.ndarray, np.ndarray]:
+        data = np.zeros((self.n, 1))
+        neighbour = data.copy()
+        neighbour[0, 0] = self.sensitivity
+        return data, neighbour
+
+    def reported(self) -> PrivacyLoss:
+        from privdyn.privacy.langevin import dynamics_zcdp
+
+        zcdp = dynamics_zcdp(num_steps=self.num_steps, step_size=self.step_size, noise_scale=self.noise_scale,
+                             strong_convexity=1.0, smoothness=1.0, sensitivity=self.sensitivity, n=self.n)
+        return _epsilon_of_zcdp(zcdp, self.delta)
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        from privdyn.algorithms.noisy_gd import QuadraticLoss, noisy_gd
+
+        outputs = []
+        for data, gen in zip(self._data(), _generators(seed, unit_key), strict=True):
+            theta = noisy_gd(QuadraticLoss(), data, num_steps=self.num_steps, step_size=self.step_size,
+                             noise_scale=self.noise_scale * self.noise_factor, rng=gen, num_runs=runs,
+                             strong_convexity=1.0)
+            outputs.append(theta[:, 0])
+        return outputs[0], outputs[1]
+
+    def gaussian_law(self) -> GaussianLaw:
+        """Propagate theta_{k+1} = (1 - eta) theta_k + eta mean(D) + sqrt(2 eta) sigma Z_k from N(0, 2 sigma^2)."""
+        sigma = self.noise_scale * self.noise_factor
+        means = []
+        for data in self._data():
+            mean, variance = 0.0, 2.0 * sigma**2
+            centre = float(data.mean())
+            for _ in range(self.num_steps):
+                mean = (1.0 - self.step_size) * mean + self.step_size * centre
+                variance = (1.0 - self.step_size) ** 2 * variance + 2.0 * self.step_size * sigma**2
+            means.append(mean)
+        return GaussianLaw(mean=means[0], neighbour_mean=means[1], std=math.sqrt(variance))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class LangevinLogistic(Mechanism):
+    """Noisy GD on the ridge-regularized logistic loss with |x| <= 1, y = +-1: D' flips the canary's label.
+
+    The logistic gradients of two records differ by at most 2 max|x| (the ridge terms cancel), the sensitivity
+    given to Corollary 1. The output law is not Gaussian: the audit is a threshold test on theta_K.
+    """
+
+    name: ClassVar[str] = "langevin-logistic"
+    description: ClassVar[str] = "noisy GD, logistic loss (non-Gaussian output): Corollary 1"
+
+    n: int = 10
+    num_steps: int = 50
+    step_size: float = 1.0
+    noise_scale: float = 0.6
+    ridge: float = 0.5
+
+    def _data(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        x = np.zeros((self.n, 1))
+        x[0, 0] = 1.0
+        y = np.ones(self.n)
+        flipped = y.copy()
+        flipped[0] = -1.0
+        return (x, flipped), (x, y)
+
+    def reported(self) -> PrivacyLoss:
+        from privdyn.privacy.langevin import dynamics_zcdp
+
+        zcdp = dynamics_zcdp(num_steps=self.num_steps, step_size=self.step_size, noise_scale=self.noise_scale,
+                             strong_convexity=self.ridge, smoothness=0.25 + self.ridge, sensitivity=2.0, n=self.n)
+        return _epsilon_of_zcdp(zcdp, self.delta)
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        from privdyn.algorithms.noisy_gd import LogisticLoss, noisy_gd
+
+        loss = LogisticLoss(ridge=self.ridge)
+        outputs = []
+        for data, gen in zip(self._data(), _generators(seed, unit_key), strict=True):
+            theta = noisy_gd(loss, data, num_steps=self.num_steps, step_size=self.step_size,
+                             noise_scale=self.noise_scale * self.noise_factor, rng=gen, num_runs=runs,
+                             strong_convexity=self.ridge)
+            outputs.append(theta[:, 0])
+        return outputs[0], outputs[1]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# one-pass clipped DP-GD (dpgd)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _dpgd_one_dimensional(x: np.ndarray, y: np.ndarray, steps: np.ndarray, noise_std: np.ndarray, clip: float,
+                          noise: np.ndarray) -> np.ndarray:
+    """Algorithm 1 of arXiv 2505.16329 in d = 1, vectorized over runs: theta_n for noise b of shape (runs, n).
+
+    The same update as :func:`privdyn.algorithms.dpgd.dpgd` (which loops over one run): residual, gradient clipped
+    at C = clip (d = 1), step capped at 2 / x^2, noise 2 C sigma_k b_k.
+    """
+    theta = np.zeros(noise.shape[0])
+    for k in range(x.size):
+        gradient = (x[k] * theta - y[k]) * x[k]
+        norm = np.abs(gradient)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            clipped = np.where(norm > clip, gradient * (clip / norm), gradient)
+        capped = steps[k] if x[k] == 0.0 else min(steps[k], 2.0 / x[k] ** 2)
+        theta = theta - capped * clipped + noise_std[k] * noise[:, k]
+    return theta
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DPGDCanary(Mechanism):
+    """One-pass clipped DP-GD in d = 1 with the canary first and clipping active (module docstring).
+
+    The schedule is polynomial, eta~(t) = (1 - t) (eq. 5.1 with exponent 1), so the noise is spread over the pass.
+    """
+
+    name: ClassVar[str] = "dpgd"
+    description: ClassVar[str] = "one-pass clipped DP-GD (clipping active): Proposition 4.1"
+
+    n: int = 20
+    clip: float = 1.0
+    rho: float = 1.0
+    canary_label: float = 5.0
+
+    def _hyper(self) -> Any:
+        from privdyn.algorithms.dpgd import DPGDHyperparameters
+        from privdyn.schedules import Polynomial
+
+        return DPGDHyperparameters(clip=self.clip, learning_rate=Polynomial(initial_learning_rate=1.0,
+                                                                            schedule_exponent=1.0), rho=self.rho)
+
+    def reported(self) -> PrivacyLoss:
+        from privdyn.privacy.iteration import privacy_level, rho_to_zcdp
+
+        hyper = self._hyper()
+        level = privacy_level(hyper.step_sizes(self.n), hyper.noise_multipliers(self.n))
+        zcdp = dataclasses.replace(level, value=float(rho_to_zcdp(float(level.value))), quantity="zcdp")
+        return _epsilon_of_zcdp(zcdp, self.delta)
+
+    def _data(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        x = np.zeros((self.n, 1))
+        x[0, 0] = 1.0
+        y, neighbour_y = np.zeros(self.n), np.zeros(self.n)
+        y[0], neighbour_y[0] = -self.canary_label, self.canary_label
+        return (x, y), (x, neighbour_y)
+
+    def _actual_rho(self) -> float:
+        # halving the noise of Algorithm 1 is running its calibration at twice the privacy level
+        return self.rho / self.noise_factor
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        from privdyn.privacy.iteration import noise_calibration
+
+        steps = self._hyper().step_sizes(self.n)
+        noise_std = 2.0 * self.clip * noise_calibration(steps, rho=self._actual_rho())
+        outputs = []
+        for (x, y), gen in zip(self._data(), _generators(seed, unit_key), strict=True):
+            outputs.append(_dpgd_one_dimensional(x[:, 0], y, steps, noise_std, self.clip,
+                                                 gen.standard_normal((runs, self.n))))
+        return outputs[0], outputs[1]
+
+    def gaussian_law(self) -> GaussianLaw:
+        """Propagate Algorithm 1's update in d = 1 (mean and variance) with the steps and noise the run uses."""
+        from privdyn.privacy.iteration import noise_calibration
+
+        hyper = self._hyper()
+        steps = hyper.step_sizes(self.n)
+        noise_std = 2.0 * self.clip * noise_calibration(steps, rho=self._actual_rho())
+        means = []
+        for x, y in self._data():
+            mean, variance = 0.0, 0.0
+            for k in range(self.n):
+                gradient = (x[k, 0] * mean - y[k]) * x[k, 0]  # the mean is the iterate: no randomness before k = 0
+                if k > 0 and x[k, 0] != 0.0:
+                    raise AssertionError("the canary pair has zero features after the first record")
+                clipped = gradient * min(1.0, self.clip / abs(gradient)) if gradient != 0.0 else 0.0
+                capped = steps[k] if x[k, 0] == 0.0 else min(steps[k], 2.0 / x[k, 0] ** 2)
+                mean = mean - capped * clipped
+                variance += noise_std[k] ** 2
+            means.append(mean)
+        return GaussianLaw(mean=means[0], neighbour_mean=means[1], std=math.sqrt(variance))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# DP-SGD with correlated noise (kan)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DPSGDCanary(Mechanism):
+    """DP-SGD with lambda-CGD noise on the canary reduction (module docstring); subclasses fix sampler and relation.
+
+    The score is the log-likelihood ratio of the independent-noise mixture, summed over steps:
+    sum_t log((1 - q) + q exp((y_t - 1/2) / v)) with v the per-step noise variance (for replace-one, the difference
+    of that term at y_t and -y_t). It is the Neyman-Pearson statistic at lambda = 0 and a valid, weaker one at
+    lambda > 0 (any score gives a valid lower bound).
+    """
+
+    sampler: ClassVar[str]
+    neighboring: ClassVar[str]
+
+    noise_correlation: float = 0.0
+    noise_multiplier: float = 1.0
+    n: int = 100
+    batch_size: int = 10
+    num_steps: int = 20
+
+    def _strategy(self) -> Any:
+        from privdyn.privacy.correlated import LambdaCGD
+
+        return LambdaCGD(self.noise_correlation)
+
+    def reported(self) -> PrivacyLoss:
+        from privdyn.privacy.accounting import dpsgd_epsilon
+
+        return dpsgd_epsilon(self._strategy(), noise_multiplier=self.noise_multiplier, n=self.n,
+                             batch_size=self.batch_size, num_steps=self.num_steps, delta=self.delta,
+                             sampler=self.sampler, neighboring=self.neighboring)
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        q = self.batch_size / self.n
+        mixing = self._strategy().noise_matrix(self.num_steps)  # xi = C^{-1} Z, lower triangular
+        kappa = self.noise_multiplier * self.noise_factor
+        variance = self.noise_multiplier**2 * float(np.sum(mixing[-1] ** 2))  # nominal: the test does not know
+        neighbour_sign = -1.0 if self.neighboring == "replace_one" else 0.0
+        outputs = []
+        for sign, gen in zip((1.0, neighbour_sign), _generators(seed, unit_key), strict=True):
+            participation = gen.random((runs, self.num_steps)) < q
+            noise = gen.standard_normal((runs, self.num_steps)) @ mixing.T
+            outputs.append(self._score(sign * participation + kappa * noise, q, variance))
+        # the statistic is large on D (with the canary); the audit's scores are large on D'
+        return -outputs[0], -outputs[1]
+
+    def _score(self, y: np.ndarray, q: float, variance: float) -> np.ndarray:
+        def log_ratio(values: np.ndarray) -> np.ndarray:
+            return np.logaddexp(math.log1p(-q), math.log(q) + (values - 0.5) / variance).sum(axis=1)
+
+        if self.neighboring == "replace_one":
+            return log_ratio(y) - log_ratio(-y)
+        return log_ratio(y)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DPSGDPoisson(DPSGDCanary):
+    """DP-SGD, independent noise (lambda = 0), Poisson sampling, add-remove neighbours."""
+
+    name: ClassVar[str] = "dpsgd-poisson"
+    description: ClassVar[str] = "DP-SGD, lambda = 0, Poisson sampling, add-remove: dp-accounting PLD"
+    sampler: ClassVar[str] = "poisson"
+    neighboring: ClassVar[str] = "add_remove"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DPSGDFixedSize(DPSGDCanary):
+    """DP-SGD, independent noise (lambda = 0), fixed-size batches, replace-one neighbours."""
+
+    name: ClassVar[str] = "dpsgd-fixed-size"
+    description: ClassVar[str] = "DP-SGD, lambda = 0, fixed-size batches, replace-one: dp-accounting RDP"
+    sampler: ClassVar[str] = "fixed_size"
+    neighboring: ClassVar[str] = "replace_one"
+
+    noise_multiplier: float = 2.0
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DPSGDCorrelatedFixedSize(DPSGDCanary):
+    """DP-SGD, lambda-CGD noise (lambda > 0), fixed-size batches, zero-out neighbours: Theorem F.12 needs
+    epsilon <= 1 and r T >= 3 ln(2 / delta), hence the large batch, many steps and large noise."""
+
+    name: ClassVar[str] = "dpsgd-cgd-fixed-size"
+    description: ClassVar[str] = "DP-SGD, lambda-CGD (lambda = 0.5), fixed-size batches, zero-out: Theorem F.12"
+    sampler: ClassVar[str] = "fixed_size"
+    neighboring: ClassVar[str] = "zero_out"
+
+    noise_correlation: float = 0.5
+    noise_multiplier: float = 90.0
+    batch_size: int = 50
+    num_steps: int = 80
+
+
+MECHANISMS: dict[str, type[Mechanism]] = {
+    cls.name: cls for cls in (LangevinQuadratic, LangevinLogistic, DPGDCanary, DPSGDPoisson, DPSGDFixedSize,
+                              DPSGDCorrelatedFixedSize)
+}
+"""Every audited mechanism by name, in the order of the table."""
+
+
+def mechanism(name: str, **changes: Any) -> Mechanism:
+    """The mechanism called ``name`` (a key of :data:`MECHANISMS`) with optional field changes."""
+    try:
+        cls = MECHANISMS[name]
+    except KeyError:
+        raise ValueError(f"unknown mechanism {name!r}; valid names: {', '.join(MECHANISMS)}.") from None
+    return cls(**changes)

@@ -1,0 +1,128 @@
+"""The audit contract: no violation for exact/bound accountants, power against a planted bug, an independent
+Gaussian divergence equal to the accountant's, reproducibility from the seed."""
+
+import json
+
+import numpy as np
+import pytest
+
+from privdyn.algorithms.dpgd import dpgd
+from privdyn.audit import audit, audit_mechanism, mechanism
+from privdyn.audit.core import DEFAULT_CONFIDENCE, DEFAULT_RUNS
+from privdyn.audit.gaussian import gaussian_shift
+from privdyn.audit.mechanisms import MECHANISMS, _dpgd_one_dimensional
+from privdyn.cli import main
+from privdyn.privacy.iteration import noise_calibration, rho_to_zcdp
+from privdyn.privacy.langevin import quadratic_exact_rdp
+
+
+@pytest.fixture(scope="module")
+def contract_rows():
+    """The CI contract: every mechanism, 10^4 runs per dataset, confidence 1 - 1e-6, seed 0."""
+    return audit(runs=DEFAULT_RUNS, confidence=DEFAULT_CONFIDENCE, seed=0)
+
+
+def test_no_exact_or_bound_accountant_is_violated(contract_rows):
+    assert [row.mechanism for row in contract_rows] == list(MECHANISMS)
+    for row in contract_rows:
+        assert row.runs >= 10_000 and row.confidence >= 1 - 1e-6
+        if row.guarantee in ("exact", "bound"):
+            assert not row.violation, row
+            assert row.audited_lower_bound <= row.epsilon
+        if row.law_check is not None:  # the simulator's runs have the exact Gaussian law
+            assert row.law_check, row
+        assert row.tight == (row.ratio >= 0.5)
+
+
+@pytest.mark.parametrize("name", ["langevin-quadratic", "dpgd"])
+def test_a_halved_noise_is_flagged(name):
+    """The accountant reports epsilon for sigma while the mechanism runs with sigma / 2: a violation."""
+    honest = audit_mechanism(mechanism(name), runs=2000, seed=3)
+    planted = audit_mechanism(mechanism(name, noise_factor=0.5), runs=2000, seed=3)
+    assert planted.epsilon == honest.epsilon
+    assert not honest.violation and planted.violation
+    assert planted.law_check  # the runs confirm the law the divergence was computed from
+
+
+def test_langevin_gaussian_divergence_agrees_with_the_exact_accountant():
+    mech = mechanism("langevin-quadratic")
+    law = mech.gaussian_law()
+    mu = gaussian_shift(law.mean, law.neighbour_mean, law.std)
+    exact = quadratic_exact_rdp(2.0, num_steps=mech.num_steps, step_size=mech.step_size, noise_scale=mech.noise_scale,
+                                sensitivity=mech.sensitivity, n=mech.n, init_variance=2 * mech.noise_scale**2)
+    assert mu**2 / 2 == pytest.approx(float(exact.value) / 2.0, rel=1e-9)
+
+
+def test_dpgd_gaussian_divergence_is_proposition_4_1():
+    mech = mechanism("dpgd")
+    law = mech.gaussian_law()
+    mu = gaussian_shift(law.mean, law.neighbour_mean, law.std)
+    assert mu**2 / 2 == pytest.approx(float(rho_to_zcdp(mech.rho)), rel=1e-9)
+
+
+def test_dpgd_reduction_is_algorithm_1():
+    mech = mechanism("dpgd")
+    (x, y), _ = mech._data()
+    hyper = mech._hyper()
+    steps = hyper.step_sizes(mech.n)
+    for seed in range(3):
+        expected = dpgd(x, y, clip=mech.clip, learning_rate=hyper.learning_rate, rho=mech.rho,
+                        rng=np.random.default_rng(seed))[0]
+        noise = np.random.default_rng(seed).standard_normal((1, mech.n))
+        got = _dpgd_one_dimensional(x[:, 0], y, steps, 2 * mech.clip * noise_calibration(steps, rho=mech.rho),
+                                    mech.clip, noise)[0]
+        assert got == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_reproducible_from_the_seed():
+    first = audit_mechanism(mechanism("dpsgd-poisson"), runs=500, seed=7)
+    assert audit_mechanism(mechanism("dpsgd-poisson"), runs=500, seed=7) == first
+    other = audit(["langevin-logistic"], runs=500, seed=8)[0]
+    assert other == audit(["langevin-logistic"], runs=500, seed=8)[0]
+
+
+def test_bad_input_names_the_parameter():
+    with pytest.raises(ValueError, match="unknown mechanism 'nope'"):
+        mechanism("nope")
+    with pytest.raises(ValueError, match="runs"):
+        audit_mechanism(mechanism("dpgd"), runs=10)
+    with pytest.raises(ValueError, match="confidence"):
+        audit(["dpgd"], confidence=1.5)
+    with pytest.raises(TypeError, match="mechanism"):
+        audit_mechanism("dpgd")  # type: ignore[arg-type]
+
+
+def test_cli_json_rows(capsys):
+    assert main(["audit", "dpgd", "--json", "--runs", "200", "--seed", "1"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 1
+    assert {"mechanism", "epsilon", "delta", "guarantee", "audited_lower_bound", "confidence", "runs"} <= set(rows[0])
+    assert rows[0]["mechanism"] == "dpgd" and rows[0]["runs"] == 200
+
+
+def test_cli_table(capsys):
+    assert main(["audit", "langevin-quadratic", "--runs", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "langevin-quadratic" in out and "0 violations" in out
+
+
+@pytest.mark.parametrize("args", [["nope"], ["--runs", "5"], ["--runs", "x"], ["--confidence", "1"],
+                                  ["--confidence", "nan"], ["--seed", "-1"], ["--executor", "bogus"], ["--bad"]])
+def test_cli_bad_input_exits_2_with_one_line(capsys, args):
+    assert main(["audit", *args]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and err.startswith("privdyn: error:")
+
+
+def test_audit_runs_through_the_runner_cache_and_assembles_checks(tmp_path):
+    from privdyn.audit.table import AuditConfig, AuditExperiment
+    from privdyn.experiments.runner import build_result
+
+    first = audit(["dpgd", "dpsgd-poisson"], runs=200, seed=2, cache_dir=tmp_path)
+    assert len(list(tmp_path.glob("*.json"))) == 2
+    assert audit(["dpgd", "dpsgd-poisson"], runs=200, seed=2, cache_dir=tmp_path) == first
+    config = AuditConfig(mechanisms=("dpgd", "dpsgd-poisson"), runs=200)
+    result = build_result(AuditExperiment(), config, {row.mechanism: row.to_json() for row in first}, seed=2,
+                          quick=False, elapsed_s=0.0)
+    assert [c["passed"] for c in result["checks"]] == [True, True]
+    assert [r[0] for r in result["tables"][0]["rows"]] == ["dpgd", "dpsgd-poisson"]
