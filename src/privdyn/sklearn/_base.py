@@ -92,8 +92,6 @@ class Preprocessed:
         labels: (n,) the clipped labels, in [−B, B].
         radius: R, the public bound on every row's norm (F, or F·√(1 + 1/d) with the intercept column).
         intercept_feature: a = F/√d, the constant of the intercept column (0 without an intercept).
-        projected_rows, clipped_labels: how many rows and labels the bounds changed (for the record only: the
-            counts are never released by the estimator; ``fit`` does not store them).
     """
 
     def __init__(self, features: np.ndarray, labels: np.ndarray, *, feature_norm: float, label_bound: float,
