@@ -95,11 +95,12 @@ class Fig1Left(Experiment):
 
     def compute_unit(self, config: Fig1LeftConfig, unit: Unit, seed: int) -> dict[str, Any]:
         ds, index = unit.params["dataset"], unit.params["seed_index"]
-        x_tr, y_tr, x_te, y_te, _ = _split_dataset(ds, config.test_fraction, seed)
+        x_tr, y_tr, x_te, y_te, _ = _split_dataset(ds, config.test_fraction, seed, config.feature_scaling)
         n = y_tr.size
         init = generator(seed, unit.key, purpose="data")
         model = KAN.initialize(d=x_tr.shape[1], width=config.width, rng=init, grid_size=config.grid_size,
-                               spline_order=config.spline_order, activation=config.activation)
+                               spline_order=config.spline_order, activation=config.activation,
+                               input_norm_bound=1.0 if config.feature_scaling == "unit_ball" else None)
         w0 = model.initial_parameters(init)
         noise = counter_stream(seed, unit.key, purpose="noise")
 
@@ -146,12 +147,13 @@ class Fig1Left(Experiment):
         rows: list[list[Any]] = []
         lams = sorted(config.noise_correlations)
         for ds in config.datasets:
-            x_tr, y_tr, x_te, _, rescaled = _split_dataset(ds, config.test_fraction, seed)
+            x_tr, y_tr, x_te, _, rescaled = _split_dataset(ds, config.test_fraction, seed, config.feature_scaling)
             n, n_test, dim = y_tr.size, x_te.shape[0], x_tr.shape[1]
             units = [outputs[unit_key(dataset=ds, seed_index=i)] for i in range(config.num_seeds)]
             privacy = self._privacy(config, n)
             common = {"dataset": ds, "n": n, "n_test": n_test, "d": dim, "test_fraction": config.test_fraction,
-                      "test_rows_rescaled": rescaled, "batch_size": config.batch_size,
+                      "test_rows_rescaled": rescaled, "feature_scaling": config.feature_scaling,
+                      "batch_size": config.batch_size,
                       "sampling_prob": config.batch_size / n, "num_steps": config.num_steps,
                       "step_size": config.step_size, "clip": config.clip, "delta": config.delta,
                       "num_seeds": config.num_seeds, "method": "simulation", **_kan_params(config)}
