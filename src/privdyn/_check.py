@@ -27,6 +27,8 @@ __all__ = [
     "one_of",
     "scalar",
     "generator",
+    "at_most",
+    "representable",
 ]
 
 
@@ -140,6 +142,29 @@ def integer(minimum: int | None = None, **named: Any) -> None:
             bad = ~(arr >= minimum)
             if np.any(bad):
                 raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={_show(_first_bad(value, bad))}.")
+
+
+def at_most(maximum: int, **named: Any) -> None:
+    """Every value is <= ``maximum``: the documented upper limit of a size or iteration argument (so no call hangs)."""
+    for name, value in named.items():
+        arr = _as_float_array(name, value)
+        bad = ~(arr <= maximum)
+        if np.any(bad):
+            raise ValueError(f"{name} must be <= {maximum} (the documented upper limit); "
+                             f"got {name}={_show(_first_bad(value, bad))}.")
+
+
+def representable(result: Any, what: str, **named: Any) -> None:
+    """``result`` (computed from the inputs ``named``) is finite; otherwise those inputs are outside the float range.
+
+    Used after a computation whose mathematical answer is finite but can exceed the largest float (about 1.8e308):
+    the ``ValueError`` names the inputs instead of returning a silent ``inf`` or ``nan``.
+    """
+    arr = np.asarray(result, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        shown = ", ".join(f"{name}={_show(value)}" for name, value in named.items())
+        raise ValueError(f"{', '.join(named)} out of range: {what} exceeds the float range (about 1.8e308) "
+                         f"for {shown}.")
 
 
 def one_of(allowed: tuple[Any, ...], **named: Any) -> None:
