@@ -43,9 +43,12 @@ def _show(value: Any) -> str:
 
 
 def _reject_text(name: str, value: Any) -> None:
-    """Strings are not numbers, even when NumPy would parse them ('1.0' would otherwise pass as 1.0)."""
+    """Strings are not numbers, even when NumPy would parse them ('1.0' would otherwise pass as 1.0); nor are complex
+    numbers real ones (NumPy would drop the imaginary part with only a warning)."""
     if isinstance(value, str | bytes) or (isinstance(value, np.ndarray) and value.dtype.kind in "SU"):
         raise TypeError(f"{name} must be a real number, not text; got {name}={value!r}.")
+    if isinstance(value, complex | np.complexfloating) or (isinstance(value, np.ndarray) and value.dtype.kind == "c"):
+        raise TypeError(f"{name} must be real, not complex; got {name}={_show(value)}.")
 
 
 def _as_float_array(name: str, value: Any) -> np.ndarray:
