@@ -136,8 +136,8 @@ PER_CALLABLE_CI = math.ceil(CI_EXAMPLES / len(CALLABLES))
 PER_CALLABLE_DEEP = math.ceil(DEEP_EXAMPLES / len(CALLABLES))
 
 _SPECIAL = [0, 1, -1, 2, 0.0, -0.0, 0.5, 1.0, -1.0, 5e-324, 1e-320, 2.2e-308, 1e-300, 1e308, -1e308,
-            1.7976931348623157e308, math.nan, math.inf, -math.inf, 2**31, 2**63, 10**20, -(10**20), True, False, None, "1.0", "", "nan", b"1",
-            [], [1.0, 2.0], [[1.0], [1.0, 2.0]], (), {}, object()]
+            1.7976931348623157e308, math.nan, math.inf, -math.inf, 2**31, 2**63, 10**20, -(10**20), True, False, None,
+            "1.0", "", "nan", b"1", [], [1.0, 2.0], [[1.0], [1.0, 2.0]], (), {}, object()]
 
 
 def _arrays() -> st.SearchStrategy[Any]:

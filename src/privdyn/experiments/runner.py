@@ -273,14 +273,14 @@ def compute_units(experiment: Experiment, config: ExperimentConfig, *, seed: int
     try:
         while True:
             while len(in_flight) < window:
-                unit = next(queue, None)
+                candidate = next(queue, None)
                 blocking = False
-                if unit is None:
+                if candidate is None:
                     if in_flight or not deferred:
                         break
-                    unit, blocking = deferred.pop(0), True  # nothing else to do: wait for the other run
-                if claim(unit, blocking):
-                    in_flight[executor.submit(_run_unit, experiment, config, unit, seed)] = unit
+                    candidate, blocking = deferred.pop(0), True  # nothing else to do: wait for the other run
+                if claim(candidate, blocking):
+                    in_flight[executor.submit(_run_unit, experiment, config, candidate, seed)] = candidate
             if not in_flight:
                 break
             finished, _ = concurrent.futures.wait(in_flight, return_when=concurrent.futures.FIRST_COMPLETED)
