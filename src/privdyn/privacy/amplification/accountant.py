@@ -138,8 +138,15 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
 
 
 def _initial_guess(strategy: Strategy, epsilon: float, delta: float, sampling_prob: float, num_steps: int) -> float:
-    """A starting kappa: the Poisson-subsampled Gaussian's scale times the strategy's column norm (a heuristic)."""
+    """A starting kappa, meant to lie a little above the answer (a heuristic; it only sets where the search starts).
+
+    The bound is cheap to evaluate at large kappa (small epsilon) and up to twenty times dearer below the answer, so
+    the search should approach from above: 1.5 x the Poisson-subsampled Gaussian's RDP calibration (closed form,
+    cheap) x the sum of the encoder's coefficients (1/(1 - lambda) for lambda-CGD, 1 for independent noise). On the
+    reference settings of ``data/kappa_reference.json`` this lands between 1.0 and 1.7 times the calibrated kappa.
+    """
+    from privdyn.privacy._calibration_search import _poisson_start
+
     c = np.asarray(strategy.encoder_coefficients(num_steps), dtype=float)
-    column = math.sqrt(float(np.dot(c, c)))
-    base = sampling_prob * math.sqrt(2.0 * num_steps * math.log(1.25 / delta)) / epsilon
-    return max(base, 0.3) * column
+    independent, _ = _poisson_start(sampling_prob=sampling_prob, num_steps=num_steps, epsilon=epsilon, delta=delta)
+    return 1.5 * independent * max(1.0, float(np.abs(c).sum()))
