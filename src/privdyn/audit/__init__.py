@@ -5,7 +5,8 @@ lower bound on its epsilon: by a threshold test with Clopper-Pearson confidence 
 arXiv 2006.07709; Nasr et al. 2021, arXiv 2101.04535), or exactly where the output law is Gaussian (Balle and Wang
 2018, arXiv 1805.06530, Theorem 8). An accountant labelled ``exact`` or ``bound`` whose epsilon is below the audited
 lower bound under-reports: a violation. Modules: :mod:`~privdyn.audit.statistics` (the test),
-:mod:`~privdyn.audit.gaussian` (the exact Gaussian curve), :mod:`~privdyn.audit.mechanisms` (the canary pairs),
+:mod:`~privdyn.audit.gaussian` (the exact Gaussian curve), :mod:`~privdyn.audit.base` (what a mechanism provides),
+:mod:`~privdyn.audit.mechanisms` (the canary pairs), :mod:`~privdyn.audit.noisy_sgd` (the hsgd surrogate's row),
 :mod:`~privdyn.audit.core` (one row of the table), :mod:`~privdyn.audit.table` (the table, through the runner).
 """
 

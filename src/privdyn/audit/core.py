@@ -10,7 +10,9 @@ For every mechanism of :mod:`privdyn.audit.mechanisms`:
    both datasets within five standard errors).
 
 A row whose guarantee is ``exact`` or ``bound`` and whose audited lower bound exceeds the reported epsilon is a
-**violation**: the accountant under-reports (or the mechanism does not do what the accountant assumes). A row with
+**violation**: the accountant under-reports (or the mechanism does not do what the accountant assumes). A row of
+another label (the hsgd ``surrogate``) is never a violation: how far it is from the truth is a finding
+(``surrogate_gap``). A row with
 ratio (audited / reported) >= 0.5 is **tight**: the bound is within a factor two of what the runs demonstrate.
 """
 
@@ -23,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from privdyn import _check
+from privdyn.audit.base import GaussianLaw, Mechanism
 from privdyn.audit.gaussian import gaussian_shift, gaussian_shift_epsilon
-from privdyn.audit.mechanisms import GaussianLaw, Mechanism
 from privdyn.audit.statistics import threshold_audit
 from privdyn.privacy.labels import Guarantee
 
@@ -62,6 +64,9 @@ class AuditRow:
         violation: the guarantee is ``exact`` or ``bound`` and the audited lower bound exceeds epsilon.
         tight: ratio >= 0.5.
         description: what the mechanism is and which accountant reports it.
+        surrogate_gap: for a ``surrogate`` accountant with an exact counterpart, (surrogate divergence / exact
+            divergence - 1) on the audited pair: a finding (negative: the surrogate under-reports), never a
+            violation; None otherwise.
     """
 
     mechanism: str
@@ -78,6 +83,7 @@ class AuditRow:
     violation: bool
     tight: bool
     description: str
+    surrogate_gap: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The row as a JSON-compatible dictionary."""
@@ -133,4 +139,4 @@ def audit_mechanism(mechanism: Mechanism, *, runs: int = DEFAULT_RUNS, confidenc
                     audited_lower_bound=audited, confidence=level, runs=runs, ratio=ratio, method=method,
                     threshold_lower_bound=test.epsilon_lower_bound, law_check=law_check,
                     violation=reported.guarantee in _CHECKED and audited > epsilon, tight=ratio >= TIGHT_RATIO,
-                    description=mechanism.description)
+                    description=mechanism.description, surrogate_gap=mechanism.surrogate_gap())

@@ -21,6 +21,8 @@ Worst-case pairs:
   the canary first (x = 1, y = +-Y with |Y| above the clip, so clipping is active and the clipped gradients differ by
   2C) and the other records at x = 0 (zero gradient). The release theta_n is then N(+-eta_1 C, 4 C^2 sum_k sigma_k^2):
   a Gaussian shift of exactly rho, so Proposition 4.1 is tight here.
+* ``hsgd``: one-pass noisy SGD on least squares (Lin et al., arXiv 2510.16687, Algorithm 1) with a label canary,
+  against the homogenized-SGD surrogate: :mod:`privdyn.audit.noisy_sgd`.
 * ``dpsgd-*``: DP-SGD with correlated noise (Wang et al., arXiv 2605.12648, Algorithm 1) where every record but the
   canary has gradient 0 and the canary's clipped gradient is +clip. Released iterates are equivalent to the noisy
   sums; divided by clip they are ``y_t = b_t + noise_multiplier * xi_t`` with b_t the canary's participation in
@@ -32,13 +34,14 @@ Worst-case pairs:
 
 from __future__ import annotations
 
-import abc
 import dataclasses
 import math
 from typing import Any, ClassVar
 
 import numpy as np
 
+from privdyn.audit.base import GaussianLaw, Mechanism, _epsilon_of_zcdp, _generators
+from privdyn.audit.noisy_sgd import NoisySGDLeastSquares
 from privdyn.privacy.labels import PrivacyLoss
 
 __all__ = [
@@ -56,64 +59,9 @@ __all__ = [
 ]
 
 
-@dataclasses.dataclass(frozen=True)
-class GaussianLaw:
-    """Outputs N(mean, std**2) on D and N(neighbour_mean, std**2) on D' (one-dimensional)."""
-
-    mean: float
-    neighbour_mean: float
-    std: float
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Mechanism(abc.ABC):
-    """A mechanism on its canary pair. Subclasses are frozen dataclasses; fields are the mechanism's settings."""
-
-    name: ClassVar[str]
-    description: ClassVar[str]
-
-    delta: float = 1e-5
-    noise_factor: float = 1.0
-
-    @abc.abstractmethod
-    def reported(self) -> PrivacyLoss:
-        """The epsilon privdyn's accountant reports at ``delta`` for the nominal noise (``quantity="epsilon"``)."""
-
-    @abc.abstractmethod
-    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
-        """``runs`` scores on D and on D', run with the actual noise.
-
-        The runs on D draw from the streams ``(seed, unit_key + "/D")`` and those on D' from
-        ``(seed, unit_key + "/D'")`` (:mod:`privdyn.rng`), so the two sides and two calls with different keys are
-        independent.
-        """
-
-    def gaussian_law(self) -> GaussianLaw | None:
-        """The exact output law of the score when it is Gaussian with one variance on D and D'; else None."""
-        return None
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # noisy GD (langevin)
 # ---------------------------------------------------------------------------------------------------------------
-
-
-_SIDES = ("D", "D'")
-
-
-def _generators(seed: int, unit_key: str) -> tuple[np.random.Generator, np.random.Generator]:
-    """The generators of the runs on D and on D' (independent streams of :mod:`privdyn.rng`)."""
-    from privdyn.rng import generator
-
-    return generator(seed, f"{unit_key}/D"), generator(seed, f"{unit_key}/D'")
-
-
-def _epsilon_of_zcdp(loss: PrivacyLoss, delta: float) -> PrivacyLoss:
-    from privdyn.privacy.conversions import zcdp_to_epsilon
-
-    epsilon = float(zcdp_to_epsilon(float(loss.value), delta=delta))
-    return dataclasses.replace(loss, value=epsilon, quantity="epsilon",
-                               source=f"{loss.source}; converted to (epsilon, delta) by zcdp_to_epsilon")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -408,8 +356,8 @@ class DPSGDCorrelatedFixedSize(DPSGDCanary):
 
 
 MECHANISMS: dict[str, type[Mechanism]] = {
-    cls.name: cls for cls in (LangevinQuadratic, LangevinLogistic, DPGDCanary, DPSGDPoisson, DPSGDFixedSize,
-                              DPSGDCorrelatedFixedSize)
+    cls.name: cls for cls in (LangevinQuadratic, LangevinLogistic, DPGDCanary, NoisySGDLeastSquares, DPSGDPoisson,
+                              DPSGDFixedSize, DPSGDCorrelatedFixedSize)
 }
 """Every audited mechanism by name, in the order of the table."""
 
