@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 from privdyn import _lazy
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
+    "base": ("Mechanism",),
     "core": ("AuditRow", "audit_mechanism"),
     "gaussian": ("gaussian_shift_delta", "gaussian_shift_epsilon"),
-    "mechanisms": ("MECHANISMS", "Mechanism", "mechanism"),
+    "mechanisms": ("MECHANISMS", "mechanism"),
     "statistics": ("clopper_pearson_upper", "epsilon_lower_bound", "threshold_audit"),
     "table": ("audit",),
 }
@@ -27,12 +28,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 __getattr__, __dir__, __all__ = _lazy.attach(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
+    from privdyn.audit.base import Mechanism as Mechanism
     from privdyn.audit.core import AuditRow as AuditRow
     from privdyn.audit.core import audit_mechanism as audit_mechanism
     from privdyn.audit.gaussian import gaussian_shift_delta as gaussian_shift_delta
     from privdyn.audit.gaussian import gaussian_shift_epsilon as gaussian_shift_epsilon
     from privdyn.audit.mechanisms import MECHANISMS as MECHANISMS
-    from privdyn.audit.mechanisms import Mechanism as Mechanism
     from privdyn.audit.mechanisms import mechanism as mechanism
     from privdyn.audit.statistics import clopper_pearson_upper as clopper_pearson_upper
     from privdyn.audit.statistics import epsilon_lower_bound as epsilon_lower_bound

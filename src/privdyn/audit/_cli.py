@@ -70,6 +70,8 @@ def audit_command(
         table.add_column(column)
     for row in rows:
         verdict = "VIOLATION" if row.violation else ("tight" if row.tight else "ok")
+        if row.surrogate_gap is not None:
+            verdict = f"{verdict}; gap {row.surrogate_gap:+.2%}"
         table.add_row(row.mechanism, row.guarantee, f"{row.epsilon:.4g}", f"{row.delta:g}",
                       f"{row.audited_lower_bound:.4g}", row.method, f"{row.confidence:g}", str(row.runs),
                       f"{row.ratio:.3f}", verdict)

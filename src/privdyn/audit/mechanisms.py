@@ -50,11 +50,9 @@ __all__ = [
     "DPSGDCorrelatedFixedSize",
     "DPSGDFixedSize",
     "DPSGDPoisson",
-    "GaussianLaw",
     "LangevinLogistic",
     "LangevinQuadratic",
     "MECHANISMS",
-    "Mechanism",
     "mechanism",
 ]
 
