@@ -263,12 +263,15 @@ class DPGDCanary(Mechanism):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class DPSGDCanary(Mechanism):
-    """DP-SGD with lambda-CGD noise on the canary reduction (module docstring); subclasses fix sampler and relation.
+    """DP-SGD with correlated noise on the canary reduction (module docstring); subclasses fix the sampler, the
+    relation and the strategy (lambda-CGD with ``noise_correlation`` unless :meth:`_strategy` is overridden).
 
-    The score is the log-likelihood ratio of the independent-noise mixture, summed over steps:
-    sum_t log((1 - q) + q exp((y_t - 1/2) / v)) with v the per-step noise variance (for replace-one, the difference
-    of that term at y_t and -y_t). It is the Neyman-Pearson statistic at lambda = 0 and a valid, weaker one at
-    lambda > 0 (any score gives a valid lower bound).
+    The score whitens the release, w = C y = sign b + kappa Z (C the strategy's encoder), and sums over steps the
+    log-likelihood ratio of "the canary joined step s" against "it joined none":
+    sum_s log((1 - q) + q exp((<w, c_s> - ||c_s||^2 / 2) / kappa^2)), c_s the s-th column of C and kappa the nominal
+    noise multiplier (for replace-one, the difference of that sum at w and -w). With independent noise (C = I) it is
+    the Neyman-Pearson statistic of the Poisson mixture; with correlated noise it ignores the overlap of the columns
+    and is a valid, weaker statistic (any score gives a valid lower bound).
     """
 
     sampler: ClassVar[str]
@@ -294,25 +297,31 @@ class DPSGDCanary(Mechanism):
 
     def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
         q = self.batch_size / self.n
-        mixing = self._strategy().noise_matrix(self.num_steps)  # xi = C^{-1} Z, lower triangular
+        strategy = self._strategy()
+        mixing = strategy.noise_matrix(self.num_steps)  # xi = C^{-1} Z, lower triangular
+        encoder = strategy.encoder_matrix(self.num_steps)
         kappa = self.noise_multiplier * self.noise_factor
-        variance = self.noise_multiplier**2 * float(np.sum(mixing[-1] ** 2))  # nominal: the test does not know
         neighbour_sign = -1.0 if self.neighboring == "replace_one" else 0.0
         outputs = []
         for sign, gen in zip((1.0, neighbour_sign), _generators(seed, unit_key), strict=True):
             participation = gen.random((runs, self.num_steps)) < q
             noise = gen.standard_normal((runs, self.num_steps)) @ mixing.T
-            outputs.append(self._score(sign * participation + kappa * noise, q, variance))
+            released = sign * participation + kappa * noise
+            outputs.append(self._score(released @ encoder.T, encoder, q))
         # the statistic is large on D (with the canary); the audit's scores are large on D'
         return -outputs[0], -outputs[1]
 
-    def _score(self, y: np.ndarray, q: float, variance: float) -> np.ndarray:
+    def _score(self, whitened: np.ndarray, encoder: np.ndarray, q: float) -> np.ndarray:
+        variance = self.noise_multiplier**2  # nominal: the test does not know the actual noise
+        half_norms = 0.5 * np.sum(encoder**2, axis=0)
+
         def log_ratio(values: np.ndarray) -> np.ndarray:
-            return np.logaddexp(math.log1p(-q), math.log(q) + (values - 0.5) / variance).sum(axis=1)
+            evidence = (values @ encoder - half_norms) / variance
+            return np.logaddexp(math.log1p(-q), math.log(q) + evidence).sum(axis=1)
 
         if self.neighboring == "replace_one":
-            return log_ratio(y) - log_ratio(-y)
-        return log_ratio(y)
+            return log_ratio(whitened) - log_ratio(-whitened)
+        return log_ratio(whitened)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
