@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import privdyn
 
 project = "privdyn"
@@ -27,6 +29,10 @@ myst_heading_anchors = 3
 # The API pages document each subpackage's flat, lazily re-exported names (its __all__).
 autodoc_default_options = {"members": True, "imported-members": True, "undoc-members": False,
                            "member-order": "bysource"}
+# privdyn.torch is documented from its docstrings; where PyTorch is not installed (it is in CI), autodoc imports the
+# package against stand-ins for torch and opacus so that the rest of the site still builds.
+if importlib.util.find_spec("torch") is None:
+    autodoc_mock_imports = ["torch", "opacus"]
 autodoc_typehints = "description"
 autodoc_typehints_format = "short"
 autoclass_content = "class"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import subprocess
 import sys
 import types
@@ -50,6 +51,8 @@ def test_every_exported_name_resolves_to_what_the_type_checker_sees(package: str
         source, attribute = objects[name]
         assert getattr(module, name) is getattr(importlib.import_module(source), attribute), name
     for name in submodules:
+        if name == "torch" and importlib.util.find_spec("torch") is None:
+            continue  # the optional extra: test_torch_extra_is_a_lazy_submodule checks it without PyTorch
         assert isinstance(getattr(module, name), types.ModuleType), name
         assert name not in public
     assert set(public) <= set(dir(module))
@@ -141,3 +144,17 @@ def test_vocabulary_renames_keep_the_old_spelling() -> None:
     with pytest.warns(DeprecationWarning, match="use 'd'"):
         old = sgd_step_sizes(5, dim=10, step_size=0.1)
     assert (old == sgd_step_sizes(5, d=10, step_size=0.1)).all()
+
+
+def test_torch_extra_is_a_lazy_submodule() -> None:
+    import privdyn
+
+    assert "torch" in dir(privdyn) and "torch" not in privdyn.__all__  # a star import never needs PyTorch
+    assert "torch" not in _loaded_after("import privdyn; dir(privdyn)")
+    code = ("import privdyn\ntry:\n    print(sorted(privdyn.torch.__all__))\n"
+            "except ImportError as error:\n    print('ImportError', error)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    if importlib.util.find_spec("torch") is None:
+        assert out.startswith("ImportError") and "privdyn[torch]" in out
+    else:
+        assert "PrivateOptimizer" in out and "noise_stream" in out

@@ -9,7 +9,9 @@ Four research results are implemented exactly (see ``docs/``):
 
 The engines live in the subpackages :mod:`privdyn.privacy` (accountants), :mod:`privdyn.dynamics` (risk
 predictions), :mod:`privdyn.algorithms` (simulators), :mod:`privdyn.bounds`, :mod:`privdyn.models` and
-:mod:`privdyn.data`, each of which re-exports its public names flat; the figure reproductions live in
+:mod:`privdyn.data`, each of which re-exports its public names flat (:mod:`privdyn.torch`, the optional PyTorch
+extra, likewise, loaded on first access); :mod:`privdyn.plan` chooses hyper-parameters, :mod:`privdyn.report` renders
+an output folder as HTML; the figure reproductions live in
 :mod:`privdyn.experiments` and the ``privdyn`` command in :mod:`privdyn.cli`. The core types are available here:
 :class:`Guarantee`, :class:`NeighboringRelation`, :class:`PrivacyLoss`, :class:`Spectrum` and the learning-rate
 schedules. Everything loads on first use, so ``import privdyn`` imports no numerical library.
@@ -26,8 +28,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "spectra": ("Spectrum",),
     "schedules": ("Constant", "Custom", "Harmonic", "LearningRate", "Polynomial"),
 }
-_SUBMODULES = ("algorithms", "audit", "bounds", "data", "dynamics", "experiments", "hsgd_problem", "models", "privacy",
-               "reference", "rng", "schedules", "spectra", "tuning")
+_SUBMODULES = ("algorithms", "audit", "bounds", "data", "dynamics", "experiments", "hsgd_problem", "models", "plan",
+               "privacy", "reference", "report", "rng", "schedules", "spectra", "torch", "tuning")
+"""Reachable as attributes and imported on first access; ``torch`` (the optional PyTorch extra) is one of them, so
+``privdyn.torch`` works without an import of its own and ``import privdyn`` never imports PyTorch."""
 
 _getattr, __dir__, _public = _lazy.attach(__name__, _EXPORTS, submodules=_SUBMODULES)
 __all__ = ["__version__", *_public]
@@ -55,11 +59,14 @@ if TYPE_CHECKING:
     from privdyn import experiments as experiments
     from privdyn import hsgd_problem as hsgd_problem
     from privdyn import models as models
+    from privdyn import plan as plan
     from privdyn import privacy as privacy
     from privdyn import reference as reference
+    from privdyn import report as report
     from privdyn import rng as rng
     from privdyn import schedules as schedules
     from privdyn import spectra as spectra
+    from privdyn import torch as torch
     from privdyn import tuning as tuning
     from privdyn.privacy.labels import Guarantee as Guarantee
     from privdyn.privacy.labels import NeighboringRelation as NeighboringRelation

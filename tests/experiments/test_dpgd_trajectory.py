@@ -8,7 +8,7 @@ import pytest
 from privdyn.cli import main
 from privdyn.experiments import registry, runner
 from privdyn.experiments.config import ConfigError, apply_overrides
-from privdyn.experiments.dpgd_trajectory import Fig1, reference_risk_ode
+from privdyn.experiments.dpgd_trajectory import Fig1
 from privdyn.experiments.results import bonferroni_z
 
 NAME = "dpgd-fig1"
@@ -125,21 +125,6 @@ def test_solver_invariant_fails_when_the_engine_is_wrong(monkeypatch):
     config = apply_overrides(experiment.config(quick=True), {"dims": [40]})
     unit = experiment.units(config)[0]
     assert not Fig1._solver_check(1, 40, experiment.compute_unit(config, unit, seed=0)).passed
-
-
-def test_reference_solve_initial_value_and_final_jump():
-    risk, final = reference_risk_ode(eigenvalues=np.ones(10), theta_star=np.full(10, 10**-0.5), aspect_ratio=0.1,
-                                     clip=1.0, rho=1.0, label_noise=0.3, initial_learning_rate=3.0,
-                                     schedule_exponent=0.0, times=[0.0, 1.0])
-    assert risk[0] == pytest.approx(0.5, rel=1e-12)
-    assert final == pytest.approx(risk[-1] + 0.18, rel=1e-12)
-    middle, final_again = reference_risk_ode(eigenvalues=np.ones(10), theta_star=np.full(10, 10**-0.5),
-                                             aspect_ratio=0.1, clip=1.0, rho=1.0, label_noise=0.3,
-                                             initial_learning_rate=3.0, schedule_exponent=0.0, times=[0.5])
-    assert final_again == pytest.approx(final, rel=1e-9) and middle.shape == (1,)
-    with pytest.raises(ValueError, match="times"):
-        reference_risk_ode(eigenvalues=np.ones(2), theta_star=np.ones(2), aspect_ratio=0.1, clip=1.0, rho=1.0,
-                           label_noise=0.3, initial_learning_rate=3.0, schedule_exponent=0.0, times=[0.5, 0.2])
 
 
 def test_runs_do_not_depend_on_the_split_into_units():

@@ -11,9 +11,6 @@ from privdyn.experiments import registry, runner
 from privdyn.experiments.config import ConfigError, apply_overrides
 from privdyn.experiments.hsgd_risk import (
     Fig2a,
-    paper_setting,
-    reference_limit,
-    reference_moments,
 )
 from privdyn.experiments.naming import unit_key
 from privdyn.experiments.results import bonferroni_z
@@ -123,20 +120,6 @@ def test_ordering_claim_fails_with_a_note():
     check = Fig2a._ordering_check(config, {1.0: curve, 1.5: curve * 0.99})
     assert check.passed is False and "measured" in check.note
     assert Fig2a._ordering_check(config, {1.0: curve}).passed is None
-
-
-def test_reference_solve_relaxes_to_the_reference_limit_and_matches_the_engine_law():
-    design, x0 = paper_setting(60, seed=1)
-    limit = reference_limit(design, step_size=0.05, ridge=0.1, noise_std=1.2)
-    horizon = 40 * limit["relaxation_time"]
-    ref = reference_moments(design, x0=x0, init_variance=0.0, step_size=0.05, ridge=0.1, noise_std=1.2,
-                            times=[0.0, horizon])
-    assert ref.population_risk[-1] == pytest.approx(limit["population_risk"], rel=1e-9)
-    assert ref.variance[0] == pytest.approx([0.0, 0.0], abs=1e-15)
-    assert ref.population_risk[0] == pytest.approx(float(design.population_risk(x0)), rel=1e-12)
-    secret = reference_moments(design, x0=np.zeros(60), init_variance=1.0, step_size=0.05, ridge=0.1, noise_std=1.2,
-                               times=[0.0])
-    assert secret.variance[0] == pytest.approx([1.0, 1.0], rel=1e-12)
 
 
 def test_fig1a_and_validation_quick_runs(tmp_path):

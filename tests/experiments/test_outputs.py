@@ -78,13 +78,26 @@ def test_figures_are_written_as_png_and_reproducible_svg(tmp_path):
         fig, ax = plt.subplots(figsize=(3, 2))
         ax.plot([0, 1, 2], [1, 0, 2], label="a curve")
         ax.legend()
-        saved.append(plotting.save_figure(fig, tmp_path / folder, "panel.png"))
+        saved.append(plotting.save_figure(fig, tmp_path / folder, "panel.png", paper="Figure 1"))
     assert saved == ["panel.png", "panel.png"] and plotting.figure_files("panel.png") == ["panel.png", "panel.svg"]
     assert (tmp_path / "a" / "panel.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "a" / "panel.svg").read_bytes() == (tmp_path / "b" / "panel.svg").read_bytes()
     assert b"<dc:date>" not in (tmp_path / "a" / "panel.svg").read_bytes()
     with pytest.raises(ValueError, match="filename must end with .png; got 'panel.svg'"):
         plotting.figure_files("panel.svg")
+
+
+def test_every_figure_names_the_paper_figure_it_reproduces(tmp_path, monkeypatch):
+    plt = plotting.pyplot()
+    captions = []
+    monkeypatch.setattr(plt.Figure, "savefig", lambda fig, *a, **k: captions.append([t.get_text() for t in fig.texts]))
+    fig, _ = plt.subplots()
+    plotting.save_figure(fig, tmp_path, paper="Chourasia et al. 2021, arXiv 2102.05855, Figure 1")
+    assert captions[0] == ["Reproduces: Chourasia et al. 2021, arXiv 2102.05855, Figure 1"] == captions[1]
+    fig, _ = plt.subplots()
+    with pytest.raises(ValueError, match="paper must name the paper figure"):
+        plotting.save_figure(fig, tmp_path, paper=" ")
+    assert plt.rcParams["axes.prop_cycle"].by_key()["color"][:2] == list(plotting.COLORBLIND_SAFE[:2])
 
 
 def test_atomic_files_get_the_umask_permissions(tmp_path):

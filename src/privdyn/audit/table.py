@@ -49,7 +49,7 @@ _COLUMNS = ("mechanism", "epsilon", "delta", "guarantee", "audited_lower_bound",
             "method", "tight", "violation")
 
 
-class AuditExperiment(Experiment):
+class AuditExperiment(Experiment[AuditConfig]):
     """The audit as an experiment: units are mechanisms, the table and one invariant per checked row."""
 
     name: ClassVar[str] = "audit"
@@ -57,7 +57,7 @@ class AuditExperiment(Experiment):
     title: ClassVar[str] = "Empirical privacy audit of every mechanism privdyn simulates"
     paper: ClassVar[str] = "Jagielski, Ullman, Oprea 2020 (arXiv 2006.07709); Nasr et al. 2021 (arXiv 2101.04535)"
     description: ClassVar[str] = "audited lower bounds on epsilon against the reported epsilon"
-    config_class: ClassVar[type[ExperimentConfig]] = AuditConfig
+    config_class = AuditConfig
 
     def units(self, config: ExperimentConfig) -> list[Unit]:
         assert isinstance(config, AuditConfig)

@@ -19,12 +19,15 @@ import abc
 import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.results import Check, Metric, Series, Table
 
 __all__ = ["Unit", "Findings", "Experiment"]
+
+C = TypeVar("C", bound=ExperimentConfig)
+"""The config type of an experiment (``Experiment[Fig1Config]``): its methods take that config."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,8 +48,12 @@ class Findings:
     checks: Sequence[Check] = ()
 
 
-class Experiment(abc.ABC):
-    """One paper figure or table. Subclasses set the class attributes and implement the abstract methods."""
+class Experiment(abc.ABC, Generic[C]):
+    """One paper figure or table. Subclasses set the class attributes and implement the abstract methods.
+
+    Generic in its config type ``C``: a subclass ``Fig1(Experiment[Fig1Config])`` sets ``config_class = Fig1Config``
+    and its methods take a ``Fig1Config``.
+    """
 
     name: ClassVar[str]
     """``<paper key>-<figure>``, e.g. ``langevin-fig1``."""
@@ -55,21 +62,21 @@ class Experiment(abc.ABC):
     paper: ClassVar[str]
     """Citation of the figure reproduced, e.g. ``"Chourasia, Ye, Shokri 2021 (arXiv 2102.05855), Figure 1"``."""
     description: ClassVar[str]
-    config_class: ClassVar[type[ExperimentConfig]]
+    config_class: type[C]
 
-    def default_config(self) -> ExperimentConfig:
+    def default_config(self) -> C:
         return self.config_class()
 
-    def config(self, *, quick: bool = False) -> ExperimentConfig:
+    def config(self, *, quick: bool = False) -> C:
         """The paper's config, or the ``--quick`` one."""
         base = self.default_config()
         return base.quick() if quick else base
 
     @abc.abstractmethod
-    def units(self, config: ExperimentConfig) -> list[Unit]:
+    def units(self, config: C) -> list[Unit]:
         """The independent units of work for ``config`` (keys unique)."""
 
-    def unit_config(self, config: ExperimentConfig, unit: Unit) -> Mapping[str, Any]:
+    def unit_config(self, config: C, unit: Unit) -> Mapping[str, Any]:
         """The part of the config a unit's output depends on (part of its cache key).
 
         The default is the whole config, so any change recomputes every unit; an experiment whose units depend on
@@ -78,11 +85,11 @@ class Experiment(abc.ABC):
         return config.to_dict()
 
     @abc.abstractmethod
-    def compute_unit(self, config: ExperimentConfig, unit: Unit, seed: int) -> dict[str, Any]:
+    def compute_unit(self, config: C, unit: Unit, seed: int) -> dict[str, Any]:
         """Compute one unit; a pure function returning JSON-compatible data."""
 
     @abc.abstractmethod
-    def assemble(self, config: ExperimentConfig, outputs: Mapping[str, Mapping[str, Any]], *, seed: int,
+    def assemble(self, config: C, outputs: Mapping[str, Mapping[str, Any]], *, seed: int,
                  quick: bool) -> Findings:
         """Turn unit outputs (by unit key) into series, tables, metrics and checks."""
 

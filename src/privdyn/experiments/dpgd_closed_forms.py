@@ -41,6 +41,7 @@ from privdyn.experiments.results import (
     check_ordering,
     finding,
 )
+from privdyn.reference.dpgd_clipping import reference_clipping_factors
 
 __all__ = ["Fig9Config", "Fig9", "ExponentConfig", "ExponentFigure", "Fig10", "Fig11", "Fig12", "Fig13",
            "EXPERIMENTS", "max_min_exponent"]
@@ -84,23 +85,7 @@ _LIMIT_C_PRIME = 1e-6  # where the c′ → 0 limits are evaluated (their correc
 _ORACLE_POINTS = (1e-4, 0.05, 0.3, 0.7, 1.0, 1.5, 2.5, 4.0, 6.0, 9.0)
 
 
-def _oracle_factors(c_prime: float) -> tuple[float, float]:
-    """μ = P(|N| ≤ c′) and ν = E[min(N², c′²)] for N ~ N(0, 1) by mpmath quadrature of the definitions (eqs. 4.5–4.6).
-
-    A different solver from the engine's closed forms: numerical integration of the Gaussian density at 30 digits.
-    """
-    import mpmath
-
-    with mpmath.workdps(30):
-        cp = mpmath.mpf(c_prime)
-        density = lambda x: mpmath.exp(-x * x / 2) / mpmath.sqrt(2 * mpmath.pi)  # noqa: E731
-        inside = mpmath.quad(density, [0, cp])
-        inside_second = mpmath.quad(lambda x: x * x * density(x), [0, cp])
-        tail = mpmath.quad(density, [cp, mpmath.inf])
-        return float(2 * inside), float(2 * inside_second + 2 * cp * cp * tail)
-
-
-class Fig9(Experiment):
+class Fig9(Experiment[Fig9Config]):
     name = "dpgd-fig9"
     paper_key = "dpgd"
     title = "Clipping factors μ_c and ν_c and their ratios against c′ (Lemmas B.1–B.2)"
@@ -113,7 +98,7 @@ class Fig9(Experiment):
 
     def compute_unit(self, config: Fig9Config, unit: Unit, seed: int) -> dict[str, Any]:
         if unit.key == "method=mpmath_oracle":
-            values = [_oracle_factors(c) for c in _ORACLE_POINTS]
+            values = [reference_clipping_factors(c) for c in _ORACLE_POINTS]
             return {"c_prime": list(_ORACLE_POINTS), "mu": [v[0] for v in values], "nu": [v[1] for v in values]}
         grid = np.geomspace(config.c_prime_min, config.c_prime_max, config.num_points)
         mu, nu = clipping_factors(grid)
@@ -215,9 +200,8 @@ class Fig9(Experiment):
             ax.set_xlabel("c′ = c / sqrt(2R + ζ²)")
             ax.set_title(label, fontsize=9)
             ax.legend(fontsize=7)
-        fig.suptitle(result["paper"], fontsize=10)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -288,11 +272,11 @@ def max_min_exponent(lines: list[tuple[float, float]], low: float, high: float) 
     return best_a, best_h
 
 
-class ExponentFigure(Experiment):
+class ExponentFigure(Experiment[ExponentConfig]):
     """One of Figures 10–13: e_1, e_2, e_3 against a, their lower envelope, and its maximum."""
 
     paper_key = "dpgd"
-    config_class: ClassVar[type[ExponentConfig]] = ExponentConfig
+    config_class = ExponentConfig
     figure: ClassVar[int]
     statement: ClassVar[str]
     """``"free"`` or ``"cost"``: the paper's reading of the figure (privacy for free, or privacy has a cost)."""
@@ -403,12 +387,12 @@ class ExponentFigure(Experiment):
         ax.set_xlabel("a  (cη̃(0) = γ^a)")
         ax.set_ylabel("exponent")
         p = select_series(result, quantity="e1")[0]["params"]
-        ax.set_title(f"{result['paper']}\nα = {p['schedule_exponent']}, b = {p['privacy_exponent']}", fontsize=9)
+        ax.set_title(f"α = {p['schedule_exponent']}, b = {p['privacy_exponent']}", fontsize=9)
         lows = [min(as_floats(s["y"])) for s in result["series"]]
         ax.set_ylim(max(min(lows), -1.0), None)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]
 
 
 def _exponent_config(name: str, *, target_exponent: float, schedule_exponent: float,

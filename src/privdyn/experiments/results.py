@@ -13,9 +13,10 @@ import dataclasses
 import enum
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "CheckKind",
@@ -29,8 +30,12 @@ __all__ = [
     "check_ordering",
     "check_monte_carlo",
     "finite_size_allowance",
+    "Z_SCORE",
     "FAMILY_LEVEL",
     "bonferroni_z",
+    "MeanSE",
+    "mean_se",
+    "loglog_slope",
     "weighted_slope",
     "check_not_applicable",
     "finding",
@@ -226,8 +231,13 @@ def check_ordering(name: str, *, kind: CheckKind, claim: str, lower: Any, upper:
                  passed=bool(np.all(lo <= hi + rtol * np.abs(hi))), note=note)
 
 
+Z_SCORE = 5.0
+"""The z of a single Monte-Carlo comparison (ARCHITECTURE.md, "Outputs"); over several comparisons
+:func:`bonferroni_z` raises it, never below this value."""
+
+
 def check_monte_carlo(name: str, *, claim: str, expected: float, measured: float, standard_error: float,
-                      z: float = 5.0, bias_allowance: float = 0.0, kind: CheckKind = CheckKind.INVARIANT,
+                      z: float = Z_SCORE, bias_allowance: float = 0.0, kind: CheckKind = CheckKind.INVARIANT,
                       note: str = "") -> Check:
     """A Monte-Carlo comparison: passes when |measured − expected| ≤ z·SE + bias_allowance.
 
@@ -250,7 +260,40 @@ def bonferroni_z(num_comparisons: int) -> float:
 
     if isinstance(num_comparisons, bool) or not isinstance(num_comparisons, int | np.integer) or num_comparisons < 1:
         raise ValueError(f"num_comparisons must be an integer >= 1; got {num_comparisons!r}.")
-    return max(5.0, float(stats.norm.isf(FAMILY_LEVEL / (2.0 * int(num_comparisons)))))
+    return max(Z_SCORE, float(stats.norm.isf(FAMILY_LEVEL / (2.0 * int(num_comparisons)))))
+
+
+class MeanSE(NamedTuple):
+    """Sample mean, sample standard deviation (ddof = 1) and standard error of the mean, sd/√count."""
+
+    mean: Any
+    sd: Any
+    standard_error: Any
+
+
+def mean_se(values: Any, axis: int | None = None) -> MeanSE:
+    """The mean ± SE of independent runs: :class:`MeanSE` of ``values`` along ``axis`` (all values when None).
+
+    The standard error is the sample standard deviation (ddof = 1) over √count, count the number of values along
+    ``axis``; arrays keep their other axes, scalars come back as numpy floats. Needs at least two values along
+    ``axis`` for a finite sd (numpy gives nan otherwise).
+    """
+    x = np.asarray(values)
+    count = x.size if axis is None else x.shape[axis]
+    sd = x.std(axis=axis, ddof=1)
+    return MeanSE(x.mean(axis=axis), sd, sd / math.sqrt(count))
+
+
+def loglog_slope(x: ArrayLike, y: ArrayLike) -> float:
+    """Least-squares slope of ln y against ln x (the "slope of the linear best fit in log-log scale" of a figure).
+
+    Unweighted; for points with Monte-Carlo standard errors use :func:`weighted_slope` on the logarithms.
+    """
+    lx, ly = np.log(np.asarray(x, dtype=float)), np.log(np.asarray(y, dtype=float))
+    if lx.size < 2:
+        raise ValueError(f"a slope needs at least 2 points; got {lx.size}.")
+    lx = lx - lx.mean()
+    return float(np.dot(lx, ly - ly.mean()) / np.dot(lx, lx))
 
 
 def weighted_slope(x: Any, y: Any, y_se: Any) -> tuple[float, float, float]:

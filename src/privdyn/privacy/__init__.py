@@ -32,7 +32,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "renyi_gaussian_symmetric_sup",
     ),
     "langevin": (
-        "CROSSOVER_X", "Theorem4Parameters", "best_gamma_rdp", "composition_noise_scale_for_rdp", "composition_rdp",
+        "CROSSOVER_X", "LangevinSetting", "Theorem4Parameters", "best_gamma_rdp", "composition_noise_scale_for_rdp",
+        "composition_rdp",
         "crossover_num_steps", "dynamics_rdp", "dynamics_rdp_asymptote", "dynamics_rdp_increment", "dynamics_zcdp",
         "lemma6_excess_risk_bound", "lsi_constant_tracker", "lsi_rdp", "noise_scale_for_dp", "noise_scale_for_rdp",
         "quadratic_corollary2_rdp", "quadratic_exact_rdp", "quadratic_lower_bound_rdp", "steps_to_fraction",
@@ -160,6 +161,7 @@ if TYPE_CHECKING:
     from privdyn.privacy.labels import NeighboringRelation as NeighboringRelation
     from privdyn.privacy.labels import PrivacyLoss as PrivacyLoss
     from privdyn.privacy.langevin import CROSSOVER_X as CROSSOVER_X
+    from privdyn.privacy.langevin import LangevinSetting as LangevinSetting
     from privdyn.privacy.langevin import Theorem4Parameters as Theorem4Parameters
     from privdyn.privacy.langevin import best_gamma_rdp as best_gamma_rdp
     from privdyn.privacy.langevin import composition_noise_scale_for_rdp as composition_noise_scale_for_rdp

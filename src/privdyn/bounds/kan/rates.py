@@ -176,6 +176,28 @@ def _theorem_4_1_conditions(k: KanConstants, *, d: int, m: int, t: int, eta: flo
     )
 
 
+def _optimization_bound(k: KanConstants, *, value: float, own: tuple[Condition, ...], clip: Any, m: int, dl: float,
+                        source: str) -> RiskBound:
+    """The skeleton of Theorems 4.1, D.14 and E.1 (first part): the averaged optimization risk ``value`` with the
+    theorem's ``own`` conditions, then ``clipping_inactive`` (when ``clip`` is given) and the explicit-constant
+    conditions; label ``surrogate``."""
+    conditions = (*own, *_clip_condition(k, clip, m, dl), *explicit_constant_conditions(width=m, failure_prob=dl))
+    return RiskBound(value=value, quantity="optimization_risk", conditions=conditions, failure_prob=dl,
+                     guarantee=Guarantee.SURROGATE, terms={"optimization": value}, source=source)
+
+
+def _population_bound(optimization: RiskBound, *, own: int, value: float, stability_width: float, m: int,
+                      dl: float, terms: dict[str, float], theorem: str, source: str) -> RiskBound:
+    """The skeleton of Theorems 5.2, D.16 and E.1 (last part): the population risk ``value`` with the conditions of
+    the ``optimization`` bound, the stability width condition ``m >= stability_width`` (from ``theorem``) placed
+    after its ``own`` first conditions; label ``surrogate``."""
+    conditions = (*optimization.conditions[:own],
+                  Condition.at_most("stability_width", stability_width, m, f"{_PAPER}, {theorem}"),
+                  *optimization.conditions[own:])
+    return RiskBound(value=value, quantity="population_risk", conditions=conditions, failure_prob=dl,
+                     guarantee=Guarantee.SURROGATE, terms=terms, source=source)
+
+
 def optimization_bound_correlated(constants: KanConstants, *, d: int, width: int, num_steps: int,
                                   step_size: float, batch_size: int, noise_multiplier: float,
                                   noise_correlation: float, ntk_margin: float, failure_prob: float,
@@ -208,11 +230,9 @@ def optimization_bound_correlated(constants: KanConstants, *, d: int, width: int
     p_noise = k.num_basis if include_num_basis else 1
     opt = a_corr(d=dd, width=m, num_steps=t, step_size=eta, batch_size=b, noise_multiplier=kappa,
                  noise_correlation=lam, ntk_margin=gam, num_basis=p_noise, constant=hc.risk)
-    conditions = (*_theorem_4_1_conditions(k, d=dd, m=m, t=t, eta=eta, b=b, kappa=kappa, lam=lam, gam=gam,
-                                           p_noise=p_noise, hc=hc),
-                  *_clip_condition(k, clip, m, dl), *explicit_constant_conditions(width=m, failure_prob=dl))
-    return RiskBound(value=opt, quantity="optimization_risk", conditions=conditions, failure_prob=dl,
-                     guarantee=Guarantee.SURROGATE, terms={"optimization": opt}, source=f"{_PAPER}, Theorem 4.1")
+    own = _theorem_4_1_conditions(k, d=dd, m=m, t=t, eta=eta, b=b, kappa=kappa, lam=lam, gam=gam, p_noise=p_noise,
+                                  hc=hc)
+    return _optimization_bound(k, value=opt, own=own, clip=clip, m=m, dl=dl, source=f"{_PAPER}, Theorem 4.1")
 
 
 def population_bound_correlated(constants: KanConstants, *, n: int, d: int, width: int, num_steps: int,
@@ -256,13 +276,11 @@ def population_bound_correlated(constants: KanConstants, *, n: int, d: int, widt
     value = factor * (opt + hc.risk * tail)
     stab = _stability_width_correlated(m, n=nn, num_steps=t, step_size=eta, batch_size=b, optimization=opt,
                                        projection_radius=r_star, failure_prob=dl, constant=hc.stability_width)
-    conditions = (*opt_bound.conditions[:4], Condition.at_most("stability_width", stab, m, f"{_PAPER}, Theorem 5.2"),
-                  *opt_bound.conditions[4:])
     terms = {"optimization": opt, "generalization_factor": factor, "failure_tail": tail,
              "projection_radius": r_star}
     source = f"{_PAPER}, Theorem 5.2" if form == "main" else f"{_PAPER}, Theorem C.23 (= Theorem 5.2)"
-    return RiskBound(value=value, quantity="population_risk", conditions=conditions, failure_prob=dl,
-                     guarantee=Guarantee.SURROGATE, terms=terms, source=source)
+    return _population_bound(opt_bound, own=4, value=value, stability_width=stab, m=m, dl=dl, terms=terms,
+                             theorem="Theorem 5.2", source=source)
 
 
 def optimization_bound_independent(constants: KanConstants, *, n: int, d: int, width: int, num_steps: int,
@@ -286,14 +304,9 @@ def optimization_bound_independent(constants: KanConstants, *, n: int, d: int, w
                 ntk_margin=gam, failure_prob=dl, num_basis=p_noise, constant=hc.risk)
     d14 = hc.width_lower * max(_ntk_width(m, n=nn, num_steps=t, ntk_margin=gam, failure_prob=dl, constant=1.0),
                                math.log(nn * t / dl) / (t * dd))
-    conditions = (
-        Condition.at_most("step_size", eta, k.max_step_size, f"{_PAPER}, Theorem D.14: eta <= 1/(12 C p^3)"),
-        Condition.at_most("width_theorem_d14", d14, m, f"{_PAPER}, Theorem D.14"),
-        *_clip_condition(k, clip, m, dl),
-        *explicit_constant_conditions(width=m, failure_prob=dl),
-    )
-    return RiskBound(value=opt, quantity="optimization_risk", conditions=conditions, failure_prob=dl,
-                     guarantee=Guarantee.SURROGATE, terms={"optimization": opt}, source=f"{_PAPER}, Theorem D.14")
+    own = (Condition.at_most("step_size", eta, k.max_step_size, f"{_PAPER}, Theorem D.14: eta <= 1/(12 C p^3)"),
+           Condition.at_most("width_theorem_d14", d14, m, f"{_PAPER}, Theorem D.14"))
+    return _optimization_bound(k, value=opt, own=own, clip=clip, m=m, dl=dl, source=f"{_PAPER}, Theorem D.14")
 
 
 def population_bound_independent(constants: KanConstants, *, n: int, d: int, width: int, num_steps: int,
@@ -325,11 +338,9 @@ def population_bound_independent(constants: KanConstants, *, n: int, d: int, wid
     value = factor * (opt + hc.risk * dl * math.sqrt(ln)) + hc.risk * tail
     stab = _stability_width_plain(m, n=nn, num_steps=t, step_size=eta, batch_size=b, optimization=opt,
                                   failure_prob=dl, constant=hc.stability_width)
-    conditions = (*opt_bound.conditions[:2], Condition.at_most("stability_width", stab, m, f"{_PAPER}, Theorem D.16"),
-                  *opt_bound.conditions[2:])
     terms = {"optimization": opt, "generalization_factor": factor, "failure_tail": tail}
-    return RiskBound(value=value, quantity="population_risk", conditions=conditions, failure_prob=dl,
-                     guarantee=Guarantee.SURROGATE, terms=terms, source=f"{_PAPER}, Theorem D.16")
+    return _population_bound(opt_bound, own=2, value=value, stability_width=stab, m=m, dl=dl, terms=terms,
+                             theorem="Theorem D.16", source=f"{_PAPER}, Theorem D.16")
 
 
 def optimization_bound_nonprivate(constants: KanConstants, *, n: int, width: int, num_steps: int, step_size: float,
@@ -347,14 +358,9 @@ def optimization_bound_nonprivate(constants: KanConstants, *, n: int, width: int
     hc = _hidden(hidden_constants)
     opt = a_non(num_steps=t, step_size=eta, batch_size=b, ntk_margin=gam, constant=hc.risk)
     e1 = _ntk_width(m, n=nn, num_steps=t, ntk_margin=gam, failure_prob=dl, constant=hc.width_lower)
-    conditions = (
-        Condition.at_most("step_size", eta, k.max_step_size, f"{_PAPER}, Theorem E.1: eta <= 1/(12 C p^3)"),
-        Condition.at_most("width_theorem_e1", e1, m, f"{_PAPER}, Theorem E.1"),
-        *_clip_condition(k, clip, m, dl),
-        *explicit_constant_conditions(width=m, failure_prob=dl),
-    )
-    return RiskBound(value=opt, quantity="optimization_risk", conditions=conditions, failure_prob=dl,
-                     guarantee=Guarantee.SURROGATE, terms={"optimization": opt}, source=f"{_PAPER}, Theorem E.1")
+    own = (Condition.at_most("step_size", eta, k.max_step_size, f"{_PAPER}, Theorem E.1: eta <= 1/(12 C p^3)"),
+           Condition.at_most("width_theorem_e1", e1, m, f"{_PAPER}, Theorem E.1"))
+    return _optimization_bound(k, value=opt, own=own, clip=clip, m=m, dl=dl, source=f"{_PAPER}, Theorem E.1")
 
 
 def population_bound_nonprivate(constants: KanConstants, *, n: int, width: int, num_steps: int, step_size: float,
@@ -381,8 +387,6 @@ def population_bound_nonprivate(constants: KanConstants, *, n: int, width: int, 
     value = factor * (opt + hc.risk * dl) + hc.risk * dl / gam
     stab = _stability_width_plain(m, n=nn, num_steps=t, step_size=eta, batch_size=b, optimization=opt,
                                   failure_prob=dl, constant=hc.stability_width)
-    conditions = (*opt_bound.conditions[:2], Condition.at_most("stability_width", stab, m, f"{_PAPER}, Theorem E.1"),
-                  *opt_bound.conditions[2:])
     terms = {"optimization": opt, "generalization_factor": factor, "failure_tail": dl / gam}
-    return RiskBound(value=value, quantity="population_risk", conditions=conditions, failure_prob=dl,
-                     guarantee=Guarantee.SURROGATE, terms=terms, source=f"{_PAPER}, Theorem E.1")
+    return _population_bound(opt_bound, own=2, value=value, stability_width=stab, m=m, dl=dl, terms=terms,
+                             theorem="Theorem E.1", source=f"{_PAPER}, Theorem E.1")

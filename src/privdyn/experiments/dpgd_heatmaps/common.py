@@ -27,6 +27,7 @@ from privdyn.experiments.results import (
     Table,
     bonferroni_z,
     check_not_applicable,
+    mean_se,
 )
 
 __all__ = ["Fig4Config", "RealHeatmapConfig"]
@@ -39,7 +40,6 @@ VALLEY_FACTOR = 3.0
 """Figure 4, check (ii) (Section 7: the valley is parallel to cη̃(0) = ln(1/γ)): along the valley, cη̃(0) stays
 within about a factor 3 of the ODE argmin."""
 
-"""Family-wise level of the Monte-Carlo invariants over a heatmap's grid points (Bonferroni; never below z = 5)."""
 
 
 def _log_grid(low_exponent: float, high_exponent: float, num: int) -> tuple[float, ...]:
@@ -211,7 +211,7 @@ class _Heatmap:
     @property
     def standard_error(self) -> np.ndarray:
         with np.errstate(invalid="ignore"):
-            return self.final.std(axis=1, ddof=1) / math.sqrt(self.final.shape[1])
+            return mean_se(self.final, axis=1).standard_error
 
 
 def _collect(config: HeatmapConfig, outputs: Mapping[str, Mapping[str, Any]], prefix: str) -> list[_Heatmap]:
@@ -354,8 +354,9 @@ def _heatmap_series(config: HeatmapConfig, heatmap: _Heatmap, params: Mapping[st
 
 
 def _plot_heatmaps(result: Mapping[str, Any], out_dir: Path, *, method: str, cap: float, filename: str,
-                   title: str) -> str:
-    """A grid of panels (rows α, columns γ) with the paper's red dashed lines, colour capped at ``cap``."""
+                   title: str, quantity: str) -> str:
+    """A grid of panels (rows α, columns γ) with the paper's red dashed lines, colour capped at ``cap``;
+    ``quantity`` names what the colour shows (the colour bar's label)."""
     plt = pyplot()
     cfg = result["config"]
     alphas, gammas = cfg["schedule_exponents"], cfg["aspect_ratios"]
@@ -384,9 +385,9 @@ def _plot_heatmaps(result: Mapping[str, Any], out_dir: Path, *, method: str, cap
             ax.set_ylabel("clip c")
             ax.set_title(f"panel {s['params']['panel']}: γ = {g:g}, α = {a:g}, n = {s['params']['n']}", fontsize=9)
     if mesh is not None:
-        fig.colorbar(mesh, ax=axes, shrink=0.8, label=f"capped at {cap:g}")
+        fig.colorbar(mesh, ax=axes, shrink=0.8, label=f"{quantity} (values ≥ {cap:g} drawn as {cap:g})")
     fig.suptitle(title, fontsize=10)
-    return save_figure(fig, out_dir, filename)
+    return save_figure(fig, out_dir, filename, paper=result["paper"])
 
 
 def _edges(centers: np.ndarray) -> np.ndarray:

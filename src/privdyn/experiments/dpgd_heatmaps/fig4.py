@@ -72,7 +72,7 @@ def _ode_final_risk(config: Fig4Config, aspect_ratio: float, schedule_exponent: 
     return trajectory.final_private_risk
 
 
-class Fig4(Experiment):
+class Fig4(Experiment[Fig4Config]):
     name = "dpgd-fig4"
     paper_key = "dpgd"
     title = "Hyper-parameter heatmaps of DP-GD on synthetic isotropic data: final private risk over (η̃(0), c)"
@@ -93,7 +93,7 @@ class Fig4(Experiment):
         return units
 
     def unit_config(self, config: Fig4Config, unit: Unit) -> Mapping[str, Any]:
-        keep = ("rho", "clips", "initial_learning_rates", "d", "label_noise")
+        keep: tuple[str, ...] = ("rho", "clips", "initial_learning_rates", "d", "label_noise")
         keep += ("ode_rtol",) if unit.params["method"] == "ode" else ()
         return {**{k: v for k, v in config.to_dict().items() if k in keep}, **unit.params}
 
@@ -105,6 +105,7 @@ class Fig4(Experiment):
         panel_key = unit_key(aspect_ratio=g, schedule_exponent=a)
         sim = simulate_dpgd(data=design, rows=_grid_rows(config, a), num_runs=unit.params["num_runs"], seed=seed,
                             unit_key=f"simulation/{panel_key}", aspect_ratio=g, first_run=unit.params["first_run"])
+        assert sim.final_private_risk is not None and sim.risk_before_final_noise is not None  # all n steps run
         return {"n": sim.n, "d": sim.dim, "final_private_risk": sim.final_private_risk.tolist(),
                 "risk_before_final_noise": sim.risk_before_final_noise.tolist()}
 
@@ -278,7 +279,9 @@ class Fig4(Experiment):
         cfg = result["config"]
         files = [_plot_heatmaps(result, out_dir, method="simulation", cap=1.0, filename="figure.png",
                                 title=f"DP-GD final private risk (simulation, mean of {cfg['num_runs']} runs), d = "
-                                      f"{cfg['d']}, ρ = {cfg['rho']:g}; red: c = 1, η̃(0) = 2/γ, cη̃(0) = ln(1/γ)")]
+                                      f"{cfg['d']}, ρ = {cfg['rho']:g}; red: c = 1, η̃(0) = 2/γ, cη̃(0) = ln(1/γ)",
+                                quantity="final excess risk $R(\\theta_n)$")]
         files.append(_plot_heatmaps(result, out_dir, method="ode", cap=1.0, filename="figure_ode.png",
-                                    title="isotropic ODE (eq. 4.11) + final jump on the same grid"))
+                                    title="isotropic ODE (eq. 4.11) + final jump on the same grid",
+                                    quantity="predicted final excess risk $R(\\theta_n)$"))
         return files

@@ -69,7 +69,7 @@ OUTLIER_FACTOR = 10.0
 same grid point (the paper's "disproportionately large losses" of a few seeds)."""
 
 
-class _RealHeatmaps(Experiment):
+class _RealHeatmaps(Experiment[RealHeatmapConfig]):
     """Figures 5 and 6: the validation loss of DP-GD on real data (or its bundled substitute)."""
 
     paper_key = "dpgd"
@@ -108,6 +108,7 @@ class _RealHeatmaps(Experiment):
                                 first_run=unit.params["first_run"])
         gram = split.validation_features.T @ split.validation_features / split.validation_size
         eigenvalues = np.linalg.eigvalsh(gram)
+        assert sim.final_private_risk is not None and sim.risk_before_final_noise is not None  # all n steps run
         return {"n": sim.n, "d": sim.dim, "final_private_risk": sim.final_private_risk.tolist(),
                 "risk_before_final_noise": sim.risk_before_final_noise.tolist(), "initial_loss": sim.initial_risk,
                 "train_size": split.train_size, "validation_size": split.validation_size,
@@ -207,7 +208,8 @@ class _RealHeatmaps(Experiment):
         cfg = result["config"]
         return [_plot_heatmaps(result, out_dir, method="simulation", cap=self.cap, filename="figure.png",
                                title=f"DP-GD validation loss on {cfg['dataset']} (mean of {cfg['num_runs']} runs), "
-                                     f"ρ = {cfg['rho']:g}; red: c = 1, η̃(0) = 2/γ, cη̃(0) = ln(1/γ)")]
+                                     f"ρ = {cfg['rho']:g}; red: c = 1, η̃(0) = 2/γ, cη̃(0) = ln(1/γ)",
+                               quantity="validation loss (squared error / 2)")]
 
 
 class Fig5(_RealHeatmaps):

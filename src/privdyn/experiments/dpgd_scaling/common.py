@@ -7,7 +7,7 @@ import dataclasses
 import functools
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -19,7 +19,7 @@ from privdyn.dynamics import scaling
 from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.dpgd_common import learning_rate_profile, synthetic_design
 from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.results import CheckKind
+from privdyn.experiments.results import CheckKind, loglog_slope
 from privdyn.schedules import OutsideTheoryWarning
 
 __all__ = ["ScalingConfig", "Fig2Config", "Fig3Config", "optimize_initial_learning_rate", "loglog_slope"]
@@ -104,15 +104,6 @@ def optimize_initial_learning_rate(objective: Callable[[float], float], *, low: 
         raise ValueError("the objective has no finite value on the search interval.")
     return {"initial_learning_rate": math.exp(z_best), "value": seen[z_best], "num_evaluations": len(seen),
             "at_lower_bound": z_best - lo <= 2 * tolerance, "at_upper_bound": hi - z_best <= 2 * tolerance}
-
-
-def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
-    """Least-squares slope of ln y against ln x (the paper's "slope of the linear best fit in log-log scale")."""
-    lx, ly = np.log(np.asarray(x, dtype=float)), np.log(np.asarray(y, dtype=float))
-    if lx.size < 2:
-        raise ValueError(f"a slope needs at least 2 points; got {lx.size}.")
-    lx = lx - lx.mean()
-    return float(np.dot(lx, ly - ly.mean()) / np.dot(lx, lx))
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ from privdyn.experiments.results import (
 __all__: list[str] = []
 
 
-class _ScalingExperiment(Experiment):
+class _ScalingExperiment(Experiment[ScalingConfig]):
     """Shared machinery of Figures 2 and 3 (units, optimization, fits, series, plots)."""
 
     paper_key = "dpgd"
@@ -200,8 +200,8 @@ class _ScalingExperiment(Experiment):
         for b in config.privacy_exponents:
             for phi in config.power_law_exponents:
                 for psi in config.target_exponents:
-                    listed = [(a, _reference_h(self.name, phi, psi, a, b)) for a in config.schedule_exponents]
-                    listed = [(a, text) for a, text in listed if text is not None]
+                    references = [(a, _reference_h(self.name, phi, psi, a, b)) for a in config.schedule_exponents]
+                    listed = [(a, text) for a, text in references if text is not None]
                     if not listed:
                         continue
                     printed = [printed_value(text) for _, text in listed]
@@ -345,4 +345,4 @@ class _ScalingExperiment(Experiment):
                 ax.axvspan(window[0], window[1], color="0.85", alpha=0.5, lw=0, label="fit window")
         fig.suptitle(f"{result['title']} (fit window γ ∈ [{window[0]:.2g}, {window[1]:.2g}])", fontsize=10)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

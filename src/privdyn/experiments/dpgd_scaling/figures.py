@@ -77,12 +77,12 @@ class Fig2(_ScalingExperiment):
             return checks
         c = curves[key]
         at = [int(np.argmin(np.abs(np.log(c.gammas / g)))) for g in _FIG2_REF_OPTIMA]
-        measured = np.array([config.clip * c.eta[i] for i in at])
+        optima = np.array([config.clip * c.eta[i] for i in at])
         # printed rounding, plus the optimizer's location tolerance (relative learning_rate_tolerance)
-        atol = np.array([p[1] for p in printed]) + config.learning_rate_tolerance * measured
-        checks.append(Check(name=name, kind=INVARIANT, claim=claim, expected=expected, measured=measured,
-                            tolerance=float(atol.max()),
-                            passed=bool(np.all(np.abs(measured - np.asarray(expected)) <= atol)),
+        optima_atol = np.array([p[1] for p in printed]) + config.learning_rate_tolerance * optima
+        checks.append(Check(name=name, kind=INVARIANT, claim=claim, expected=expected, measured=optima,
+                            tolerance=float(optima_atol.max()),
+                            passed=bool(np.all(np.abs(optima - np.asarray(expected)) <= optima_atol)),
                             note="tolerance: half a unit in the last printed digit plus the optimizer's location "
                                  "tolerance (a flat minimum is located to learning_rate_tolerance in ln eta(0))"))
         return checks
@@ -122,7 +122,7 @@ class Fig2(_ScalingExperiment):
                 continue
             gaps = {(i, j): curves[j].slope - curves[i].slope for i, j in pairs}
             bad = [(i, j) for (i, j), gap in gaps.items() if gap <= 0]
-            worst = min(gaps, key=gaps.get)
+            worst = min(gaps, key=lambda pair: gaps[pair])
             note = (f"{len(pairs)} ordered pairs; smallest slope gap {gaps[worst]:+.4f} between K = "
                     f"{big_k[worst[0]]:g} ({_curve_label(*worst[0])}) and K = {big_k[worst[1]]:g} "
                     f"({_curve_label(*worst[1])})")

@@ -37,9 +37,6 @@ from privdyn.experiments.dpgd_schedules.common import (
     TIE_RELATIVE as TIE_RELATIVE,
 )
 from privdyn.experiments.dpgd_schedules.common import (
-    Z as Z,
-)
-from privdyn.experiments.dpgd_schedules.common import (
     _best_or_tied as _best_or_tied,
 )
 from privdyn.experiments.dpgd_schedules.common import (
@@ -83,6 +80,9 @@ from privdyn.experiments.dpgd_schedules.fig8 import (
 )
 from privdyn.experiments.dpgd_schedules.fig8 import (
     _split as _split,
+)
+from privdyn.experiments.results import (  # noqa: F401 - the former module constant Z stays importable
+    Z_SCORE as Z,
 )
 
 EXPERIMENTS = (Fig7(), Fig8())

@@ -8,21 +8,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import tuning
 from privdyn.algorithms.dpgd import DPGDHyperparameters
 from privdyn.experiments.dpgd_common import learning_rate_profile
 from privdyn.experiments.naming import json_number
-from privdyn.experiments.results import CheckKind
+from privdyn.experiments.results import Z_SCORE, CheckKind, mean_se
 
 __all__ = ["TIE_RELATIVE", "FIG7_REFERENCE"]
 
 
 INVARIANT = CheckKind.INVARIANT
 CLAIM = CheckKind.PAPER_CLAIM
-
-Z = 5.0
-"""The z of every Monte-Carlo comparison (a two-sided false-alarm rate of about 6e-7 per check)."""
 
 TIE_RELATIVE = 0.1
 """privdyn's reading of the paper's "best or tied" and "on par": within 10% of the best schedule.
@@ -41,7 +39,10 @@ _PANEL = {"identity": 1, "uniform": 2}
 
 
 def _schedule_label(schedule: str, schedule_exponent: float | None) -> str:
-    return "harmonic" if schedule == "harmonic" else f"alpha={json_number(schedule_exponent)}"
+    if schedule == "harmonic":
+        return "harmonic"
+    assert schedule_exponent is not None  # a polynomial schedule has one
+    return f"alpha={json_number(schedule_exponent)}"
 
 
 # The independent d → ∞ ODE reference for Figure 7, as printed: aspect ratio -> {schedule: value}.
@@ -75,15 +76,19 @@ def _reference_row(panel: str, aspect_ratio: float) -> Mapping[str, str] | None:
 def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """Mean of a − b over runs and its standard error (runs are paired by common random numbers)."""
     diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    se = float(np.std(diff, ddof=1) / math.sqrt(diff.size)) if diff.size > 1 else math.inf
-    return float(np.mean(diff)), se
+    if diff.size < 2:
+        return float(np.mean(diff)), math.inf
+    mean, _, se = mean_se(diff)
+    return float(mean), float(se)
 
 
-def _run_stats(values: Sequence[float]) -> tuple[float, float, float]:
+def _run_stats(values: ArrayLike) -> tuple[float, float, float]:
     """Mean, standard deviation (ddof = 1) and standard error over runs."""
     x = np.asarray(values, dtype=float)
-    sd = float(np.std(x, ddof=1)) if x.size > 1 else math.nan
-    return float(np.mean(x)), sd, sd / math.sqrt(x.size) if x.size > 1 else math.nan
+    if x.size < 2:
+        return float(np.mean(x)), math.nan, math.nan
+    mean, sd, se = mean_se(x)
+    return float(mean), float(sd), float(se)
 
 
 def _ratio_stats(num: np.ndarray, den: np.ndarray) -> tuple[float, float, float]:
@@ -105,7 +110,7 @@ def _best_or_tied(target: str, values: Mapping[str, float], runs: Mapping[str, n
     se = None
     if runs is not None:
         _, se = _paired(runs[target], runs[best])
-        allowed += Z * se
+        allowed += Z_SCORE * se
     return {"best_other": best, "target": values[target], "best_value": others[best],
             "ratio": values[target] / others[best], "passed": bool(excess <= allowed), "standard_error": se}
 
@@ -127,7 +132,8 @@ def _tune_on_ode(*, spectrum: Any, targets: np.ndarray, aspect_ratio: float, rho
     is aligned with an axis, and η̃(0) ≤ 2/γ is a box bound (§5.1: η̃(0) > 2/γ is sub-optimal).
     """
     high = 2.0 / aspect_ratio
-    common = dict(grid_points=grid_points, starts=starts, random_starts=random_starts, tol=tolerance, seed=0)
+    common: dict[str, Any] = dict(grid_points=grid_points, starts=starts, random_starts=random_starts,
+                                  tol=tolerance, seed=0)
     rows: list[dict[str, Any]] = []
     for alpha in schedule_exponents:
         with warnings.catch_warnings():

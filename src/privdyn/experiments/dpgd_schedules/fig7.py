@@ -22,7 +22,6 @@ from privdyn.experiments.dpgd_schedules.common import (
     CLAIM,
     INVARIANT,
     TIE_RELATIVE,
-    Z,
     _best_or_tied,
     _hyperparameters,
     _paired,
@@ -36,6 +35,7 @@ from privdyn.experiments.dpgd_schedules.common import (
 from privdyn.experiments.naming import json_number, printed_value, unit_key
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
+    Z_SCORE,
     Check,
     Metric,
     Series,
@@ -132,7 +132,7 @@ class Fig7Config(ExperimentConfig):
 _FIG7_PAPER = Fig7Config()
 
 
-class Fig7(Experiment):
+class Fig7(Experiment[Fig7Config]):
     """Figure 7: ODE-tuned schedules, simulated by Algorithm 1 (arXiv 2505.16329v2, Section 5.3)."""
 
     name = "dpgd-fig7"
@@ -168,6 +168,7 @@ class Fig7(Experiment):
             tolerance=config.tuning_tolerance, ode_rtol=config.ode_rtol)
         hyper = [_hyperparameters(row, clip=config.clip, rho=config.rho) for row in schedules]
         sim = simulate_dpgd(data=design, rows=hyper, num_runs=config.num_runs, seed=seed, unit_key=unit.key, n=n)
+        assert sim.final_private_risk is not None  # all n steps run
         out: dict[str, Any] = {"panel": panel, "aspect_ratio": gamma, "n": n, "d": d, "schedules": schedules,
                                "final_risk": sim.final_private_risk.tolist(),
                                "privacy_error": _privacy_error(hyper, n, config.rho), "small": None}
@@ -181,6 +182,7 @@ class Fig7(Experiment):
                          for h in hyper]
             sim_small = simulate_dpgd(data=small, rows=hyper, num_runs=config.num_runs, seed=seed,
                                       unit_key=f"{unit.key}/allowance", n=ns)
+            assert sim_small.final_private_risk is not None  # all n steps run
             out["small"] = {"d": ds, "n": ns, "ode_risk": ode_small,
                             "final_risk": sim_small.final_private_risk.tolist()}
         return out
@@ -366,14 +368,15 @@ class Fig7(Experiment):
                     continue
                 diff, se = _paired(runs["alpha=0"], runs[lab])
                 excesses.append((lab, diff, se))
-                ok &= diff <= Z * se
+                ok &= diff <= Z_SCORE * se
             worst = max(excesses, key=lambda e: e[1] / e[2] if e[2] > 0 else math.copysign(math.inf, e[1]))
             checks.append(Check(
                 name=f"output_perturbation_best panel={_PANEL[panel]} n={data[g]['out']['n']} method=simulation",
                 kind=CLAIM,
                 claim="for small n (γ ≥ 0.1) output perturbation (α = 0) gives the lowest simulated risk",
-                expected=None, measured=worst[1], standard_error=worst[2], tolerance=Z * worst[2], passed=ok,
-                note=f"measured: largest paired mean excess of α = 0 over another schedule ({worst[0]}), z = {Z:g}"
+                expected=None, measured=worst[1], standard_error=worst[2], tolerance=Z_SCORE * worst[2], passed=ok,
+                note=f"measured: largest paired mean excess of α = 0 over another schedule ({worst[0]}), "
+                     f"z = {Z_SCORE:g}"
                      + ("" if ok else f"; the claim fails: α = 0 exceeds {worst[0]} by {worst[1]:.3g} "
                                       f"± {worst[2]:.2g} (SE)")))
         # larger α pays off only at large n (ODE): the best polynomial α is non-decreasing in n, 0 at γ >= 0.1
@@ -433,7 +436,7 @@ class Fig7(Experiment):
                     res = _best_or_tied("harmonic", {lab: float(np.mean(runs[lab])) for lab in labels}, runs)
                 measured = {"harmonic": res["target"], res["best_other"]: res["best_value"], "ratio": res["ratio"]}
                 rule = (f"best or tied := harmonic ≤ (1 + {TIE_RELATIVE:g}) × best other schedule"
-                        + (f" + {Z:g} paired SE" if method == "simulation" else ""))
+                        + (f" + {Z_SCORE:g} paired SE" if method == "simulation" else ""))
                 if not applies:
                     checks.append(finding(
                         f"harmonic_vs_best panel={_PANEL[panel]} n={n} method={method}",
@@ -495,7 +498,8 @@ class Fig7(Experiment):
                 cap = 0.03 * math.sqrt(200.0 / out["d"]) * ode
                 allowance = finite_size_allowance(small_bias, small_size=small["d"], size=out["d"], cap=cap)
                 checks.append(check_monte_carlo(
-                    name, claim=claim, expected=ode, measured=mean, standard_error=se, z=Z, bias_allowance=allowance,
+                    name, claim=claim, expected=ode, measured=mean, standard_error=se, z=Z_SCORE,
+                    bias_allowance=allowance,
                     note=f"allowance from |mean − ODE| = {small_bias:.3g} at d = {small['d']}, scaled by "
                          f"sqrt({small['d']}/{out['d']}), capped at 3%·sqrt(200/d) of the ODE"))
             # the simulated ordering against the ODE's
@@ -506,7 +510,7 @@ class Fig7(Experiment):
                         oa, ob = rows[a]["ode_risk"], rows[b]["ode_risk"]
                         lo, hi = (a, b) if oa < ob else (b, a)
                         diff, se = _paired(runs[lo], runs[hi])
-                        if diff > Z * se:
+                        if diff > Z_SCORE * se:
                             reversed_pairs.append(f"{hi} < {lo} ({diff / se:.1f} SE)")
             checks.append(finding(
                 f"simulation_ordering panel={_PANEL[panel]} n={out['n']}",
@@ -549,4 +553,4 @@ class Fig7(Experiment):
         cfg = result["config"]
         fig.suptitle(f"Schedules tuned on the ODE, simulated by DP-GD (d = {cfg['d']}, ρ = {cfg['rho']}, "
                      f"c = {cfg['clip']}, ζ = {cfg['label_noise']}; bands ±1 sd over runs)", fontsize=10)
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -20,7 +20,6 @@ from privdyn.experiments.dpgd_schedules.common import (
     CLAIM,
     INVARIANT,
     TIE_RELATIVE,
-    Z,
     _best_or_tied,
     _hyperparameters,
     _privacy_error,
@@ -31,6 +30,7 @@ from privdyn.experiments.dpgd_schedules.fig7 import Fig7
 from privdyn.experiments.naming import json_number, unit_key
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
+    Z_SCORE,
     Check,
     Metric,
     Series,
@@ -124,7 +124,7 @@ def _split(config: Fig8Config, requested: str, seed: int) -> tuple[str, Any, Arr
     return used, split, tune, report
 
 
-class Fig8(Experiment):
+class Fig8(Experiment[Fig8Config]):
     """Figure 8: the schedule comparison on real data (arXiv 2505.16329v2, Section 5.3).
 
     **Tuning choice.** The ODE needs Σ and θ*, which real data do not give; estimating them on the normalization
@@ -176,6 +176,7 @@ class Fig8(Experiment):
         hyper = [_hyperparameters(c, clip=config.clip, rho=config.rho) for c in candidates]
         tuned = simulate_dpgd(data=tune, rows=hyper, num_runs=config.tuning_runs, seed=seed,
                               unit_key=f"{unit.key}/tuning", n=n)
+        assert tuned.final_private_risk is not None  # all n steps run
         scores = np.mean(tuned.final_private_risk, axis=1)
         scores = np.where(np.isfinite(scores), scores, np.inf)
         chosen: list[dict[str, Any]] = []
@@ -194,6 +195,7 @@ class Fig8(Experiment):
         final_hyper = [_hyperparameters(c, clip=config.clip, rho=config.rho) for c in chosen]
         sim = simulate_dpgd(data=report, rows=final_hyper, num_runs=config.num_runs, seed=seed,
                             unit_key=f"{unit.key}/evaluation", n=n)
+        assert sim.final_private_risk is not None  # all n steps run
         return {"requested": requested, "dataset": used, "n": n, "d": d, "train_size": split.train_size,
                 "validation_size": report.validation_labels.size, "schedules": chosen,
                 "initial_loss": float(sim.initial_risk), "final_loss": sim.final_private_risk.tolist(),
@@ -243,9 +245,9 @@ class Fig8(Experiment):
                 runs = {label: np.asarray(p["final_loss"][i], dtype=float) for i, label in enumerate(labels)}
                 res = _best_or_tied("harmonic", {lab: float(np.mean(runs[lab])) for lab in labels}, runs)
                 measured = {"harmonic": res["target"], res["best_other"]: res["best_value"], "ratio": res["ratio"]}
-                note = (f"best or tied := harmonic ≤ (1 + {TIE_RELATIVE:g}) × best other schedule + {Z:g} paired SE"
-                        f"; dataset {used}" + (f" (bundled substitute for {requested}, not cached)" if substitute
-                                               else ""))
+                note = (f"best or tied := harmonic ≤ (1 + {TIE_RELATIVE:g}) × best other schedule + {Z_SCORE:g} "
+                        f"paired SE; dataset {used}"
+                        + (f" (bundled substitute for {requested}, not cached)" if substitute else ""))
                 if not res["passed"]:
                     note += (f". The claim fails at n = {p['n']}: harmonic {res['target']:.4g} vs "
                              f"{res['best_other']} {res['best_value']:.4g} (ratio {res['ratio']:.3g})")
@@ -287,7 +289,8 @@ class Fig8(Experiment):
             ax.set_yscale("log")
             ax.set_xlabel("n")
             ax.set_ylabel("validation loss P(θ^p)")
-            ax.set_title(f"{dataset} (ρ = {result['config']['rho']}, c = {result['config']['clip']})", fontsize=10)
+            ax.set_title(f"{dataset} (ρ = {result['config']['rho']}, c = {result['config']['clip']}; "
+                         "bands: mean ± 1 sd over runs)", fontsize=10)
             ax.grid(alpha=0.3, which="both")
             ax.legend(fontsize=7)
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -41,13 +41,14 @@ from privdyn.experiments.results import (
     check_not_applicable,
     finding,
     finite_size_allowance,
+    mean_se,
     weighted_slope,
 )
 
 __all__ = ["Fig1"]
 
 
-class Fig1(Experiment):
+class Fig1(Experiment[Fig1Config]):
     name = "dpgd-fig1"
     paper_key = "dpgd"
     title = "DP-GD risk trajectories against the ODE deterministic equivalent, with the final-iterate jump"
@@ -108,6 +109,8 @@ class Fig1(Experiment):
                             unit_key=_stream_key(spectrum, d), n=n, first_run=params["first_run"],
                             record_times=steps[:-1] / n)
         index = np.searchsorted(sim.steps, steps[:-1])
+        assert (sim.penultimate_risk is not None and sim.risk_before_final_noise is not None
+                and sim.final_private_risk is not None)  # all n steps run
         curve = np.concatenate([sim.risk[:, :, index], sim.penultimate_risk[:, :, None]], axis=2)
         return {"steps": steps.tolist(), "n": n, "risk": curve.tolist(),
                 "risk_before_final_noise": sim.risk_before_final_noise.tolist(),
@@ -121,7 +124,7 @@ class Fig1(Experiment):
         metrics: list[Metric] = []
         checks: list[Check] = []
         sims = self._gather_simulations(config, outputs)
-        curves: dict[tuple[int, int], dict[str, np.ndarray]] = {}
+        curves: dict[tuple[int, int], dict[str, Any]] = {}
         for panel, alpha, spectrum in config.panels():
             row = config.schedule_exponents.index(alpha)
             for d in config.dims:
@@ -141,8 +144,7 @@ class Fig1(Experiment):
                 runs = np.asarray(sim["risk"])[row]  # (runs, points)
                 final = np.asarray(sim["final_private_risk"])[row]
                 before = np.asarray(sim["risk_before_final_noise"])[row]
-                mean, sd = runs.mean(axis=0), runs.std(axis=0, ddof=1)
-                se = sd / math.sqrt(runs.shape[0])
+                mean, sd, se = mean_se(runs, axis=0)
                 series.append(Series(name=f"ode panel={panel} d={d}", params={**base, "method": "ode",
                                                                               "quantity": "risk"},
                                      x=ode_times, y=ode_risk, x_label="t", y_label="excess_risk"))
@@ -156,11 +158,11 @@ class Fig1(Experiment):
                                      y_low=np.concatenate([[sim["initial_risk"]], mean - sd]),
                                      y_high=np.concatenate([[sim["initial_risk"]], mean + sd]),
                                      standard_error=np.concatenate([[0.0], se]), x_label="t", y_label="excess_risk"))
-                f_mean, f_sd = float(final.mean()), float(final.std(ddof=1))
+                f_mean, f_sd, f_se = map(float, mean_se(final))
                 series.append(Series(name=f"simulation final private risk panel={panel} d={d}",
                                      params={**base, "method": "simulation", "quantity": "final_private_risk"},
                                      x=[1.0], y=[f_mean], y_low=[f_mean - f_sd], y_high=[f_mean + f_sd],
-                                     standard_error=[f_sd / math.sqrt(final.size)], x_label="t",
+                                     standard_error=[f_se], x_label="t",
                                      y_label="excess_risk"))
                 # Curve points compared with the ODE: the grid, θ_{n−1} vs R at (n−1)/n, the released θ_n vs R(1)+jump.
                 curves[(panel, d)] = {
@@ -319,7 +321,7 @@ class Fig1(Experiment):
                 n = c["n"]
                 expected = 2.0 * config.clip**2 * config.initial_learning_rate**2 * (d / n) ** 2 / config.rho**2
                 printed = " = 0.18" if paper else ""
-                se = float(jump.std(ddof=1) / math.sqrt(jump.size))
+                se = float(mean_se(jump).standard_error)
                 checks.append(check_monte_carlo(
                     f"final_jump panel={panel} d={d}", kind=CLAIM,
                     claim=f"Proposition 4.4: the final noise adds 2c²η̃(1)²γ²/ρ²{printed} to the risk "
@@ -396,9 +398,9 @@ class Fig1(Experiment):
             ax.legend(fontsize=7)
         for ax in list(axes.flat)[len(panels):]:
             ax.axis("off")
-        fig.suptitle(f"{result['paper']}: DP-GD vs ODE", fontsize=10)
+        fig.suptitle("DP-GD vs ODE", fontsize=10)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]
 
 
 def _sd_of_mean(runs: np.ndarray) -> tuple[float, float]:

@@ -108,9 +108,6 @@ from privdyn.experiments.hsgd_privacy_figures.common import (
     Fig3bConfig as Fig3bConfig,
 )
 from privdyn.experiments.hsgd_privacy_figures.common import (
-    Z as Z,
-)
-from privdyn.experiments.hsgd_privacy_figures.common import (
     _curve_checks as _curve_checks,
 )
 from privdyn.experiments.hsgd_privacy_figures.common import (
@@ -166,6 +163,9 @@ from privdyn.experiments.hsgd_privacy_figures.fig3 import (
 )
 from privdyn.experiments.hsgd_privacy_figures.fig3 import (
     _batch_key as _batch_key,
+)
+from privdyn.experiments.results import (  # noqa: F401 - the former module constant Z stays importable
+    Z_SCORE as Z,
 )
 from privdyn.reference.hsgd_privacy import (
     _gaussian_renyi_stack as _gaussian_renyi_stack,

@@ -34,8 +34,6 @@ INVARIANT = CheckKind.INVARIANT
 CLAIM = CheckKind.PAPER_CLAIM
 FINDING = CheckKind.FINDING
 
-Z = 5.0
-"""The z of Monte-Carlo and significance checks (one-sided level ≈ 2.9e−7)."""
 REFINEMENTS = 2
 """Romberg refinements of the law's Volterra solve (as in :mod:`privdyn.experiments.hsgd_risk`)."""
 REFERENCE_RTOL = 1e-9
@@ -52,7 +50,7 @@ iterate after it and k = n (it costs about ten times the engine per iterate)."""
 _REF_YE_SHOKRI = {3.0: "8.687", 5.0: "37.13", 7.0: "79.80"}
 """Figure 3(b) reference values (an independent implementation): ε_YS at α = 2 with the position mixture, σ = 1.5,
 η = 0.05, δ = 0.1, n = 1500."""
-_REF_FIG2B = {"peak": {1.0: 8e-5, 1.25: 5e-5, 1.5: 3.7e-5}, "plateau": 1.3e-5}
+_REF_FIG2B: dict[str, Any] = {"peak": {1.0: 8e-5, 1.25: 5e-5, 1.5: 3.7e-5}, "plateau": 1.3e-5}
 """Figure 2(b) reference magnitudes (an independent implementation; seed-dependent, printed to one or two digits)."""
 
 
@@ -286,8 +284,8 @@ def _curve_unit(config: _CurveSetting, noise_std: float, seed: int) -> dict[str,
         ref = dense_divergences(alpha, law, feature=pairs.features[0], label=pairs.labels[0],
                                 other_feature=pairs.other_features[0], other_label=pairs.other_labels[0],
                                 iterate=k, position=ell)
-        engine = [float(priv.renyi_divergences(alpha, law, pairs, iterates=[k], positions=[ell],
-                                               direction=direction).value[0, 0])
+        engine = [float(np.asarray(priv.renyi_divergences(alpha, law, pairs, iterates=[k], positions=[ell],
+                                                          direction=direction).value)[0, 0])
                   for direction in ("forward", "backward")]
         dense.append({"iterate": k, "position": ell, "engine": engine, "dense": [ref["forward"], ref["backward"]],
                       "mean_term": ref["mean_term_forward"], "log_det_term": ref["log_det_term_forward"]})

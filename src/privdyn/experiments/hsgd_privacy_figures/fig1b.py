@@ -15,7 +15,6 @@ from privdyn.experiments.hsgd_privacy_figures.common import (
     INVARIANT,
     REFERENCE_RTOL,
     Fig1bConfig,
-    Z,
     _law,
     _privacy_params,
     observed_dataset,
@@ -24,6 +23,7 @@ from privdyn.experiments.hsgd_risk import PAPER, paper_setting
 from privdyn.experiments.naming import unit_key
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
+    Z_SCORE,
     Check,
     Metric,
     Series,
@@ -67,7 +67,7 @@ def _proxy_gap_norms(features: np.ndarray, labels: np.ndarray, index: np.ndarray
     return np.linalg.norm(g, axis=1)
 
 
-class Fig1b(Experiment):
+class Fig1b(Experiment[Fig1bConfig]):
     name = "hsgd-fig1b"
     paper_key = "hsgd"
     title = "Per-pair HSGD privacy loss against the gradient gap of the pair (proxy and exact)"
@@ -115,7 +115,7 @@ class Fig1b(Experiment):
         metrics: list[Metric] = []
         checks: list[Check] = []
         rows = []
-        threshold = float(stats.norm.sf(Z))
+        threshold = float(stats.norm.sf(Z_SCORE))
         for k in config.iterates:
             out = outputs[unit_key(method="volterra", iterate=k)]
             eps = np.asarray(out["rdp_epsilon"], dtype=float)
@@ -143,7 +143,7 @@ class Fig1b(Experiment):
             checks.append(Check(
                 name=f"privacy_increases_with_proxy k={k}", kind=CLAIM,
                 claim=f"Figure 1(b): at a fixed time point (k = {k}) a larger ‖g(θ)‖₂ (the paper's proxy) goes "
-                      f"with a larger privacy loss: Spearman's ρ > 0, one-sided significant at z = {Z:g} "
+                      f"with a larger privacy loss: Spearman's ρ > 0, one-sided significant at z = {Z_SCORE:g} "
                       f"(p < {threshold:.2g})",
                 expected=None, measured=rho, tolerance=threshold, passed=rho > 0 and p_value < threshold,
                 note=f"claim: positive relation; measured ρ = {rho:.3f} (p = {p_value:.3g}) over {eps.size} pairs; "
@@ -173,9 +173,8 @@ class Fig1b(Experiment):
                 for s in select_series(result, iterate=k, gap=gap):
                     ax.plot(as_floats(s["x"]), as_floats(s["y"]), ".", ms=3, color=f"C{col}")
                     ax.set_xlabel(s["x_label"])
-                ax.set_ylabel("per-pair rdp_epsilon (surrogate)")
+                ax.set_ylabel("per-pair Rényi DP ε (surrogate)")
                 ax.set_yscale("log")
                 ax.set_title(f"k = {k}, {gap} gap", fontsize=9)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

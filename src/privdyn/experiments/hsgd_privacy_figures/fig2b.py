@@ -40,7 +40,7 @@ __all__ = ["Fig2b"]
 # --------------------------------------------------------------------------------------------------------------
 
 
-class Fig2b(Experiment):
+class Fig2b(Experiment[Fig2bConfig]):
     name = "hsgd-fig2b"
     paper_key = "hsgd"
     title = "Last-iterate RDP of noisy SGD through HSGD (surrogate) per noise_std"
@@ -206,11 +206,10 @@ class Fig2b(Experiment):
                     label=f"σ = {s['params']['noise_std']} ({s['params']['guarantee']})")
         cfg = result["config"]
         ax.set_xlabel("iteration k")
-        ax.set_ylabel(f"rdp_epsilon, α = {cfg['renyi_order']}")
+        ax.set_ylabel(f"Rényi DP ε(α), α = {cfg['renyi_order']}")
         ax.set_yscale("log")
         ax.set_title(f"HSGD surrogate, top-{cfg['num_pairs']} proxy pairs, d = {cfg['d']}, n = {cfg['n']}",
                      fontsize=9)
         ax.legend(fontsize=8)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

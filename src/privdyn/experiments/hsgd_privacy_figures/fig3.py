@@ -21,7 +21,6 @@ from privdyn.experiments.hsgd_privacy_figures.common import (
     REFINEMENTS,
     Fig3aConfig,
     Fig3bConfig,
-    Z,
     _curve_checks,
     _curve_unit,
     _is_paper_setting,
@@ -31,6 +30,7 @@ from privdyn.experiments.hsgd_risk import PAPER, paper_setting
 from privdyn.experiments.naming import json_number, printed_value, unit_key
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
+    Z_SCORE,
     Check,
     Metric,
     Series,
@@ -38,6 +38,7 @@ from privdyn.experiments.results import (
     check_not_applicable,
     check_ordering,
     finding,
+    mean_se,
 )
 from privdyn.privacy.hidden_state import ye_shokri_rdp
 from privdyn.reference.hsgd_privacy import reference_ye_shokri
@@ -55,7 +56,7 @@ def _batch_key(first: int, count: int) -> str:
     return f"simulation/runs={first}-{first + count - 1}"
 
 
-class Fig3a(Experiment):
+class Fig3a(Experiment[Fig3aConfig]):
     name = "hsgd-fig3a"
     paper_key = "hsgd"
     title = "Population risk of clipped noisy SGD against the unclipped run"
@@ -114,8 +115,7 @@ class Fig3a(Experiment):
         for clip in (None, *config.clips):
             key = "none" if clip is None else repr(float(clip))
             values = risk[key]
-            mean, sd = values.mean(axis=0), values.std(axis=0, ddof=1)
-            se = sd / math.sqrt(runs)
+            mean, sd, se = mean_se(values, axis=0)
             series.append(Series(name=f"SGD mean clip={clip}", params={**base, "method": "simulation",
                                                                         "clip": None if clip is None
                                                                         else json_number(clip)},
@@ -142,14 +142,13 @@ class Fig3a(Experiment):
                     claim=f"runs in which clipping at c = {json_number(clip)} never binds equal the unclipped runs",
                     note="not applicable: clipping binds in every run"))
             paired = diff[:, 1:].mean(axis=1)  # time-averaged paired difference per run
-            mean_diff = float(paired.mean())
-            se_diff = float(paired.std(ddof=1) / math.sqrt(runs))
-            passed = mean_diff >= -Z * se_diff
+            mean_diff, _, se_diff = map(float, mean_se(paired))
+            passed = mean_diff >= -Z_SCORE * se_diff
             checks.append(Check(
                 name=f"unclipped_attains_lowest_risk {tag}", kind=CLAIM,
                 claim=f"Figure 3(a): the unclipped run attains the lowest risk: the time-averaged paired difference "
-                      f"P_clipped − P_unclipped (c = {json_number(clip)}) is not below 0 beyond z = {Z:g} SE",
-                expected=0.0, measured=mean_diff, tolerance=Z * se_diff, standard_error=se_diff, passed=passed,
+                      f"P_clipped − P_unclipped (c = {json_number(clip)}) is not below 0 beyond z = {Z_SCORE:g} SE",
+                expected=0.0, measured=mean_diff, tolerance=Z_SCORE * se_diff, standard_error=se_diff, passed=passed,
                 note=f"claim: clipped ≥ unclipped; measured {mean_diff:.4g} ± {se_diff:.2g} (SE) over {runs} paired "
                      "runs (common random numbers). An independent implementation shows no visible gap: clipping "
                      "rarely binds for c ≥ 3 under the full-gradient convention"))
@@ -164,8 +163,7 @@ class Fig3a(Experiment):
                 measured=[frac, float(np.mean(never))],
                 note="independent implementation (Figure 3(a)): c = 3 clips ≈ 2% of the steps (first ~35 iterations), "
                      "c = 5, 7 never"))
-        mean = base_runs.mean(axis=0)
-        se = base_runs.std(axis=0, ddof=1) / math.sqrt(runs)
+        mean, _, se = mean_se(base_runs, axis=0)
         pred = np.asarray(vol["population_risk"])
         live = np.ptp(base_runs, axis=0) > 0  # x_0 (equal in every run) carries no sampling error
         dev = float(np.max(np.abs(mean - pred)[live] / se[live])) if np.any(live) else 0.0
@@ -191,9 +189,8 @@ class Fig3a(Experiment):
         ax.set_ylabel("population risk (mean over runs)")
         ax.set_title(f"σ = {cfg['noise_std']}, {cfg['num_runs']} runs, d = {cfg['d']}", fontsize=9)
         ax.legend(fontsize=8)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -201,7 +198,7 @@ class Fig3a(Experiment):
 # --------------------------------------------------------------------------------------------------------------
 
 
-class Fig3b(Experiment):
+class Fig3b(Experiment[Fig3bConfig]):
     name = "hsgd-fig3b"
     paper_key = "hsgd"
     title = "Ye-Shokri last-iterate RDP bound for clipped SGD against the HSGD surrogate for unclipped SGD"
@@ -322,9 +319,8 @@ class Fig3b(Experiment):
         cfg = result["config"]
         ax.set_yscale("log")
         ax.set_xlabel("iteration k")
-        ax.set_ylabel(f"rdp_epsilon, α = {cfg['renyi_order']}")
+        ax.set_ylabel(f"Rényi DP ε(α), α = {cfg['renyi_order']}")
         ax.set_title(f"σ = {cfg['noise_std']}, d = {cfg['d']}, n = {cfg['n']}", fontsize=9)
         ax.legend(fontsize=8)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

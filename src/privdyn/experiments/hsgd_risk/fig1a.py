@@ -38,12 +38,13 @@ from privdyn.experiments.results import (
     check_close,
     check_monte_carlo,
     finding,
+    mean_se,
 )
 
 __all__ = ["Fig1a"]
 
 
-class Fig1a(Experiment):
+class Fig1a(Experiment[Fig1aConfig]):
     name = "hsgd-fig1a"
     paper_key = "hsgd"
     title = "Mahalanobis QQ plot of the SGD last iterate against the linearized-HSGD Gaussian law"
@@ -75,6 +76,7 @@ class Fig1a(Experiment):
                     "reference_mean_spike": float(ref.mean_spike[0])}
         sim = _simulate(config, seed, config.noise_std, unit.params["first_run"], unit.params["num_runs"],
                         iterate_steps=[config.n])
+        assert sim.iterates is not None  # iterate_steps given
         coords = design.eigen_coordinates(sim.iterates[:, 0, :])  # (R, d); direction 0 is the spike
         z = (coords - law.mean[0]) / np.sqrt(law.variance[0])
         return {"distance_sq": np.sum(z**2, axis=1).tolist(), "spike_z": z[:, 0].tolist(),
@@ -83,13 +85,15 @@ class Fig1a(Experiment):
     def assemble(self, config: Fig1aConfig, outputs: Mapping[str, Mapping[str, Any]], *, seed: int,
                  quick: bool) -> Findings:
         law = outputs["law"]
-        d2, spike, bulk = [], [], []
+        d2_list: list[float] = []
+        spike_list: list[float] = []
+        bulk_list: list[float] = []
         for first, count in config.run_batches():
             out = outputs[_batch_key("simulation", first, count)]
-            d2 += out["distance_sq"]
-            spike += out["spike_z"]
-            bulk += out["bulk_mean_z_sq"]
-        d2, spike, bulk = np.sort(np.asarray(d2)), np.asarray(spike), np.asarray(bulk)
+            d2_list += out["distance_sq"]
+            spike_list += out["spike_z"]
+            bulk_list += out["bulk_mean_z_sq"]
+        d2, spike, bulk = np.sort(np.asarray(d2_list)), np.asarray(spike_list), np.asarray(bulk_list)
         runs, d = d2.size, config.d
         probs = (np.arange(1, runs + 1) - 0.5) / runs
         theory_q = stats.chi2.ppf(probs, d)
@@ -108,7 +112,8 @@ class Fig1a(Experiment):
             expected=[*law["reference_variance"], law["reference_population_risk"], law["reference_mean_spike"]],
             measured=[*law["variance"], law["population_risk"], law["mean_spike"]], rtol=SOLVER_RTOL,
             atol=1e-10, note="reference: the moment closure written out from the design's analytic Σ")]
-        mean, se = float(d2.mean()), float(d2.std(ddof=1) / math.sqrt(runs))
+        d2_mean, _, d2_se = mean_se(d2)
+        mean, se = float(d2_mean), float(d2_se)
         checks.append(check_monte_carlo(
             "mahalanobis_mean", kind=CLAIM,
             claim=f"Figure 1(a) / Conjecture 3.1: SGD's last iterate has the law N(m(T), V(T)), so the mean squared "
@@ -162,6 +167,5 @@ class Fig1a(Experiment):
         ax.set_xlabel("χ²_d quantile")
         ax.set_ylabel("(x_n − m(T))ᵀ V(T)⁻¹ (x_n − m(T))")
         ax.legend(fontsize=8)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,7 @@ from privdyn.experiments.results import (
     check_not_applicable,
     check_ordering,
     finding,
+    mean_se,
 )
 
 __all__ = ["Fig2a"]
@@ -53,7 +53,7 @@ __all__ = ["Fig2a"]
 # --------------------------------------------------------------------------------------------------------------
 
 
-class Fig2a(Experiment):
+class Fig2a(Experiment[Fig2aConfig]):
     name = "hsgd-fig2a"
     paper_key = "hsgd"
     title = "Population risk of noisy SGD against the Volterra curve of HSGD, per noise_std"
@@ -91,6 +91,7 @@ class Fig2a(Experiment):
         ode = dyn.moment_ode_risk(problem, check_times, rtol=1e-11, atol=1e-14)
         limit = reference_limit(design, step_size=config.step_size, ridge=config.ridge, noise_std=sigma)
         engine_limit = dyn.risk_limit(problem)
+        assert curve.population_risk_error is not None  # refinements > 0
         return {"steps": steps.tolist(), "population_risk": curve.population_risk.tolist(),
                 "error_estimate": float(np.max(curve.population_risk_error)),
                 "check_steps": np.round(check_times * d).astype(int).tolist(),
@@ -115,8 +116,7 @@ class Fig2a(Experiment):
             pop = np.asarray(theory["population_risk"])
             curves[sigma] = pop
             params = {**base, "noise_std": json_number(sigma), "quantity": "population_risk"}
-            mean, sd = runs.mean(axis=0), runs.std(axis=0, ddof=1)
-            se = sd / math.sqrt(runs.shape[0])
+            mean, sd, se = mean_se(runs, axis=0)
             series.append(Series(name=f"volterra sigma={sigma:g}", params={**params, "method": "volterra"},
                                  x=steps, y=pop, x_label="iteration", y_label="population_risk"))
             series.append(Series(name=f"moment ODE sigma={sigma:g}", params={**params, "method": "moment_ode"},
@@ -288,6 +288,5 @@ class Fig2a(Experiment):
         ax.set_xlabel("iteration k")
         ax.set_ylabel("population risk P(x_k)")
         ax.legend(fontsize=7)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

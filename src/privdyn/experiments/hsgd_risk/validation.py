@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import numpy as np
 from privdyn import _check
 from privdyn.algorithms.noisy_sgd import simulate_noisy_sgd
 from privdyn.data.hsgd_design import gaussian_design, hsgd_problem
+from privdyn.data.synthetic import SyntheticDesign
 from privdyn.dynamics import hsgd as dyn
 from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.config import ExperimentConfig
@@ -21,12 +21,14 @@ from privdyn.experiments.hsgd_risk.common import CLAIM, INVARIANT, PAPER, REFINE
 from privdyn.experiments.naming import json_number, unit_key
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
+    Z_SCORE,
     Check,
     Metric,
     Series,
     Table,
     check_monte_carlo,
     finding,
+    mean_se,
     weighted_slope,
 )
 from privdyn.rng import generator
@@ -127,7 +129,7 @@ class ValidationConfig(ExperimentConfig):
         return int(round(self.horizon * d))
 
 
-class Validation(Experiment):
+class Validation(Experiment[ValidationConfig]):
     name = "hsgd-validation"
     paper_key = "hsgd"
     title = "SGD-HSGD risk gap against d (Theorem 3.1, Corollary 4.1) and exact SGD privacy vs the HSGD surrogate"
@@ -141,7 +143,7 @@ class Validation(Experiment):
         units.append(Unit(unit_key(method="exact_discrete", d=config.privacy.d), {"method": "exact_discrete"}))
         return units
 
-    def _setting(self, config: ValidationConfig, d: int):
+    def _setting(self, config: ValidationConfig, d: int) -> tuple[SyntheticDesign, dyn.HSGDProblem]:
         design = gaussian_design(config.spectrum(d), label_noise=config.label_noise, target_norm=1.0)
         problem = hsgd_problem(design, x0=np.zeros(d), learning_rate=Constant(config.learning_rate),
                                ridge=config.ridge, noise_std=config.noise_std)
@@ -202,12 +204,14 @@ class Validation(Experiment):
         dims = sorted(config.dims)
         base = {"learning_rate": json_number(config.learning_rate), "ridge": json_number(config.ridge),
                 "noise_std": json_number(config.noise_std), "x0_policy": "fixed"}
-        means, ses = [], []
+        mean_list: list[float] = []
+        se_list: list[float] = []
         for d in dims:
             out = outputs[unit_key(method="simulation", d=d)]
             gaps = np.asarray(out["gap"])
-            means.append(float(gaps.mean()))
-            ses.append(float(gaps.std(ddof=1) / math.sqrt(gaps.size)))
+            gap_mean, _, gap_se = mean_se(gaps)
+            mean_list.append(float(gap_mean))
+            se_list.append(float(gap_se))
             steps = np.asarray(out["steps"])
             params = {**base, "d": d, "n": config.num_steps(d), "quantity": "population_risk"}
             series.append(Series(name=f"volterra d={d}", params={**params, "method": "volterra"}, x=steps / d,
@@ -216,17 +220,16 @@ class Validation(Experiment):
             series.append(Series(name=f"SGD mean d={d}", params={**params, "method": "simulation"}, x=steps / d,
                                  y=mean, y_low=mean - se, y_high=mean + se, standard_error=se, x_label="t",
                                  y_label="population_risk"))
-        means, ses = np.asarray(means), np.asarray(ses)
+        means, ses = np.asarray(mean_list), np.asarray(se_list)
         gap_params = {**base, "method": "simulation", "quantity": "sgd_hsgd_gap"}
         series.append(Series(name="SGD-HSGD gap", params=gap_params, x=dims, y=means, y_low=means - ses,
                              y_high=means + ses, standard_error=ses, x_label="d",
                              y_label="mean of sup_k |P(x_k) - P_{k/d}|"))
         slope, slope_se, intercept = weighted_slope(np.log(dims), np.log(means), ses / means)
-        z = 5.0
-        low, high = slope - z * slope_se, slope + z * slope_se
+        low, high = slope - Z_SCORE * slope_se, slope + Z_SCORE * slope_se
         metrics += [Metric(name="gap_decay_exponent", params=base, value=slope),
                     Metric(name="gap_decay_exponent_standard_error", params=base, value=slope_se),
-                    Metric(name="gap_decay_exponent_interval", params={**base, "z": 5}, value=[low, high])]
+                    Metric(name="gap_decay_exponent_interval", params={**base, "z": int(Z_SCORE)}, value=[low, high])]
         series.append(Series(name="fitted power law", params={**base, "method": "theory",
                                                               "quantity": "sgd_hsgd_gap"},
                              x=dims, y=np.exp(intercept) * np.asarray(dims, dtype=float) ** slope, x_label="d",
@@ -310,6 +313,5 @@ class Validation(Experiment):
         ax2.set_xlabel("position of the replaced record")
         ax2.set_ylabel("Rényi divergence of the last iterate")
         ax2.legend(fontsize=7)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

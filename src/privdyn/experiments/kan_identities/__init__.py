@@ -63,9 +63,6 @@ from privdyn.experiments.kan_identities.common import (
 from privdyn.experiments.kan_identities.common import (
     UNIT_ROUNDOFF as UNIT_ROUNDOFF,
 )
-from privdyn.experiments.kan_identities.common import (
-    Z_SCORE as Z_SCORE,
-)
 from privdyn.experiments.kan_identities.common import (  # noqa: F401 - every name the module had stays importable
     ActivationName as ActivationName,
 )
@@ -122,6 +119,9 @@ from privdyn.experiments.kan_identities.stability import (
 )
 from privdyn.experiments.kan_identities.stability import (
     _stability_seed as _stability_seed,
+)
+from privdyn.experiments.results import (  # noqa: F401 - the former module constant stays importable
+    Z_SCORE as Z_SCORE,
 )
 
 EXPERIMENTS = (Identities(), Stability())

@@ -21,7 +21,6 @@ __all__ = ["DATASETS", "load_pool"]
 PAPER = "Wang, Schuchardt, Kalinin, Zhou, Fellenz, Lampert, Kloft 2026 (arXiv 2605.12648)"
 INVARIANT = CheckKind.INVARIANT
 UNIT_ROUNDOFF = float(np.finfo(np.float64).eps) / 2.0
-Z_SCORE = 5.0
 DATASETS = BINARY_DATASETS
 DatasetName = Literal["breast_cancer", "digits_1_vs_7"]
 ActivationName = Literal["sigmoid", "tanh"]

@@ -92,6 +92,7 @@ def _identity_run(config: IdentitiesConfig, lam: float, seed: int, run: int) -> 
                    projection_radius=setup.projection_radius, noise_rng=noise, log_every=t_max,
                    log_train_loss=False, keep_iterates=True)
     iterates = result.iterates
+    assert iterates is not None  # keep_iterates=True
     # The direct computation: the fixed-size sampler's batches (one choice without replacement per step, from an
     # identical generator) and Z_t from the same step normals (Z_0 = 0).
     batches = rng.generator(seed, key, run_index=run, purpose="sampling")
@@ -198,7 +199,7 @@ def _enumeration(config: IdentitiesConfig, seed: int) -> dict[str, Any]:
             "pair_inclusion": pairs[upper].tolist()}
 
 
-class Identities(Experiment):
+class Identities(Experiment[IdentitiesConfig]):
     name = "kan-identities"
     paper_key = "kan"
     title = "Shifted-iterate recursion, Lemma C.1 and Lemma B.2 exactly; clipping and projection inactive"
@@ -400,6 +401,5 @@ class Identities(Experiment):
         axes[1].set_ylabel("E ||x̄_B − x̄||²")
         axes[1].set_title("Lemma B.2 by enumeration", fontsize=9)
         axes[1].legend(fontsize=7)
-        fig.suptitle(f"{result['paper']}", fontsize=9)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

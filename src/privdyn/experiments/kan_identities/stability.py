@@ -11,14 +11,13 @@ from typing import Any
 import numpy as np
 
 from privdyn import rng
-from privdyn.algorithms.dpsgd import dpsgd
+from privdyn.algorithms.dpsgd import DPSGDResult, dpsgd
 from privdyn.bounds import kan as kb
 from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.kan_identities.common import (
     INVARIANT,
     PAPER,
     UNIT_ROUNDOFF,
-    Z_SCORE,
     _event_margins,
     _KanRunConfig,
     _model,
@@ -30,10 +29,12 @@ from privdyn.experiments.kan_identities.common import (
 from privdyn.experiments.naming import json_number, unit_key
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
+    Z_SCORE,
     Check,
     Metric,
     Series,
     finding,
+    mean_se,
 )
 from privdyn.privacy.correlated import step_normals
 
@@ -86,7 +87,7 @@ def _stability_seed(config: StabilityConfig, lam: float, seed: int, draw: int) -
     out_event = float(np.max(np.abs(np.concatenate([model.forward(w0, x), model.forward(w0, x_new)])))) <= output_bound
     noise = step_normals(seed, key, run=draw)
 
-    def train(xs: np.ndarray, ys: np.ndarray, log_loss: bool):
+    def train(xs: np.ndarray, ys: np.ndarray, log_loss: bool) -> DPSGDResult:
         return dpsgd(model, w0, xs, ys, num_steps=t_max, step_size=eta, batch_size=b,
                      sampling_rng=rng.generator(seed, key, run_index=draw, purpose="sampling"), clip=setup.clip,
                      noise_multiplier=config.noise_multiplier, noise_correlation=lam,
@@ -94,6 +95,7 @@ def _stability_seed(config: StabilityConfig, lam: float, seed: int, draw: int) -
                      log_train_loss=log_loss, keep_iterates=True)
 
     base = train(x, y, True)
+    assert base.iterates is not None  # keep_iterates=True
     sampler = rng.generator(seed, key, run_index=draw, purpose="sampling")
     batches = [sampler.choice(n, size=b, replace=False) for _ in range(t_max)]
     losses = np.array([model.per_example_losses(base.iterates[t], x, y) for t in range(t_max)])  # (T, n)
@@ -103,6 +105,7 @@ def _stability_seed(config: StabilityConfig, lam: float, seed: int, draw: int) -
         xs, ys = x.copy(), y.copy()
         xs[i], ys[i] = x_new[i], y_new[i]
         other = train(xs, ys, False)
+        assert other.iterates is not None
         clipped += other.num_clipped
         examples += other.num_examples
         projections += other.num_projections
@@ -130,7 +133,7 @@ def _pair_events(draw: Mapping[str, Any], a_const: float) -> list[bool]:
             for m_sum, gap in zip(draw["m_sums"], draw["max_gaps"], strict=True)]
 
 
-class Stability(Experiment):
+class Stability(Experiment[StabilityConfig]):
     name = "kan-stability"
     paper_key = "kan"
     title = "On-average argument stability by coupled runs against Theorem C.22's explicit bound"
@@ -175,8 +178,8 @@ class Stability(Experiment):
             first_term = coefficient * np.array([d["sum_train_loss"] for d in draws])
             gap = first_term + tail - measured
             count = len(draws)
-            se_gap = float(np.std(gap, ddof=1) / math.sqrt(count))
-            se_measured = float(np.std(measured, ddof=1) / math.sqrt(count))
+            se_gap = float(mean_se(gap).standard_error)
+            se_measured = float(mean_se(measured).standard_error)
             m_mean, bound = float(np.mean(measured)), float(np.mean(first_term) + tail)
             rows["measured"].append(m_mean)
             rows["se"].append(se_measured)
@@ -311,4 +314,4 @@ class Stability(Experiment):
         ax.set_title("on-average argument stability (coupled runs)", fontsize=9)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -502,25 +502,25 @@ class Calibration(Experiment):
             for color, eps in zip(colors, epsilons, strict=True):
                 for s in select_series(result, epsilon=eps, quantity=quantity):
                     p = s["params"]
-                    label = f"{p['accountant']} ({p['neighboring']}, {p['guarantee']}), eps = {eps}"
+                    label = f"{p['accountant']} ({p['neighboring']}, {p['guarantee']}), ε = {eps}"
                     if p["accountant"] in styles:
                         ax.plot(as_floats(s["x"]), as_floats(s["y"]), color=color, ls=styles[p["accountant"]],
                                 lw=1.2, label=label)
                     else:
-                        label = f"{p['accountant']} {p['sampling']} ({p['neighboring']}, {p['guarantee']}), eps = {eps}"
+                        label = f"{p['accountant']} {p['sampling']} ({p['neighboring']}, {p['guarantee']}), ε = {eps}"
                         ax.plot(as_floats(s["x"]), as_floats(s["y"]), color=color, ls="none",
                                 marker=markers.get((p["accountant"], p["sampling"]), "^"), ms=6, label=label)
             ax.set_yscale("log")
-            ax.set_xlabel("noise_correlation lambda")
-        axes[0].set_ylabel("noise multiplier kappa (relative to the clip)")
-        axes[1].set_ylabel("kappa^2 (1 + (1 - lambda)^2 (T - 1))")
-        axes[0].set_title("kappa by accountant", fontsize=9)
+            ax.set_xlabel("noise correlation λ")
+        axes[0].set_ylabel("noise multiplier κ (relative to the clip)")
+        axes[1].set_ylabel(r"$\kappa^2 (1 + (1 - \lambda)^2 (T - 1))$")
+        axes[0].set_title("κ by accountant", fontsize=9)
         axes[1].set_title("cumulative noise variance at T under each calibration", fontsize=9)
         axes[0].legend(fontsize=6)
-        fig.suptitle(f"{result['paper']}; n = {result['config']['n']}, B = {result['config']['batch_size']}, "
+        fig.suptitle(f"n = {result['config']['n']}, B = {result['config']['batch_size']}, "
                      f"T = {result['config']['num_steps']}, delta = {result['config']['delta']}", fontsize=9)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]
 
 
 def _printed_claim(name: str, claim: str, printed: list[str], measured: list[float]) -> Check:

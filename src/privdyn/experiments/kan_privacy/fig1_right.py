@@ -261,21 +261,22 @@ class Fig1Right(Experiment):
         cfg = result["config"]
         steps = np.arange(1, cfg["num_steps"] + 1)
         ax.plot(steps, cfg["noise_multiplier"] ** 2 * steps, color="0.4", ls=":", lw=1.0,
-                label="independent noise kappa^2 t")
+                label=r"independent noise $\kappa^2 t$")
         for color, lam in zip(colors, lams, strict=True):
             mc = select_series(result, noise_correlation=lam, method="monte_carlo")
             closed = select_series(result, noise_correlation=lam, method="closed_form")
             if mc:
                 x = as_floats(mc[0]["x"])
-                ax.plot(x, as_floats(mc[0]["y"]), color=color, lw=1.4, label=f"lambda = {lam} (Monte Carlo)")
+                ax.plot(x, as_floats(mc[0]["y"]), color=color, lw=1.4, label=f"$\\lambda$ = {lam} (Monte Carlo)")
                 ax.fill_between(x, as_floats(mc[0]["y_low"]), as_floats(mc[0]["y_high"]), color=color, alpha=0.2,
                                 lw=0)
             if closed:
                 ax.plot(as_floats(closed[0]["x"]), as_floats(closed[0]["y"]), color="k", ls="--", lw=0.7,
-                        label="kappa^2 (1 + (1 - lambda)^2 (t - 1))" if lam == lams[-1] else None)
+                        label=r"closed form $\kappa^2 (1 + (1 - \lambda)^2 (t - 1))$" if lam == lams[-1] else None)
         ax.set_xlabel("step t")
-        ax.set_ylabel("variance of kappa sum_{s<=t} xi_s per coordinate")
-        ax.set_title(f"{result['paper']}\ncumulative noise (band: Bonferroni z SE)", fontsize=8)
+        ax.set_ylabel(r"variance of $\kappa\,\Sigma_{s \leq t}\,\xi_s$ per coordinate")
+        z = bonferroni_z(cfg["num_steps"])
+        ax.set_title(f"cumulative noise (bands: Monte Carlo mean ± {z:.2f} SE, Bonferroni z)", fontsize=8)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

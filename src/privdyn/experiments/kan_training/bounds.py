@@ -379,6 +379,5 @@ class Bounds(Experiment):
             ax.set_xlabel("n")
             ax.set_ylabel("loss / bound")
             ax.legend(fontsize=6)
-        fig.suptitle(f"{result['paper']}", fontsize=7)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -326,13 +326,12 @@ class Fig1Left(Experiment):
                                     yerr=[np.subtract(as_floats(s["y"]), as_floats(s["y_low"])),
                                           np.subtract(as_floats(s["y_high"]), as_floats(s["y"]))],
                                     color=color, marker=marker, ms=4, capsize=2, lw=1.1,
-                                    label=f"eps = {eps:g} ({s['params']['accountant']}, {s['params']['neighboring']})")
+                                    label=f"ε = {eps:g} ({s['params']['accountant']}, {s['params']['neighboring']})")
                 if base:
-                    ax.axhline(float(base[0]["y"][0]), color="k", ls=":", lw=0.9, label="non-private (kappa = 0)")
+                    ax.axhline(float(base[0]["y"][0]), color="k", ls=":", lw=0.9, label="non-private (κ = 0)")
                 ax.set_title(f"{ds}: {title}", fontsize=9)
-                ax.set_xlabel("noise correlation lambda")
+                ax.set_xlabel("noise correlation λ")
                 ax.set_ylabel("test accuracy (95% CI over seeds)")
                 ax.legend(fontsize=6)
-        fig.suptitle(f"{result['paper']}", fontsize=8)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -86,7 +86,7 @@ def _gaussian_rdp_from_dp_accounting(renyi_order: float, noise_multiplier: float
     return float(accountant.rdp[0])
 
 
-class Fig1(Experiment):
+class Fig1(Experiment[Fig1Config]):
     name = "langevin-fig1"
     paper_key = "langevin"
     title = "RDP of noisy GD's last iterate vs K: privacy dynamics (Corollary 1) vs composition"
@@ -212,16 +212,16 @@ class Fig1(Experiment):
         for i, lam in enumerate((1, 2, 4)):
             ks = [k for k in _FIG1_COR1_ALPHA10 if k <= config.max_num_steps]
             printed = [printed_value(_FIG1_COR1_ALPHA10[k][i]) for k in ks]
-            expected = [p[0] for p in printed]
+            table_values = [p[0] for p in printed]
             claim = f"Corollary 1 at α=10, λ={lam}, K ∈ {ks} equals the reference table (5 significant digits)"
             name = f"corollary1_table alpha=10 lambda={lam}"
             if same_setting and 10 in config.renyi_orders and lam in config.strong_convexities and ks:
                 measured = curves[("dynamics", 10.0, float(lam))][np.asarray(ks) - 1]
-                checks.append(check_close(name, kind=CLAIM, claim=claim, expected=expected, measured=measured,
+                checks.append(check_close(name, kind=CLAIM, claim=claim, expected=table_values, measured=measured,
                                           atol=max(p[1] for p in printed),
                                           note="tolerance: half a unit in the last printed digit"))
             else:
-                checks.append(check_not_applicable(name, kind=CLAIM, claim=claim, expected=expected, note=why_not))
+                checks.append(check_not_applicable(name, kind=CLAIM, claim=claim, expected=table_values, note=why_not))
         for a, slope in _FIG1_COMPOSITION_SLOPE.items():
             claim = f"the composition baseline grows by {slope:g} per iteration at α={a}"
             name = f"composition_slope alpha={a}"
@@ -260,9 +260,9 @@ class Fig1(Experiment):
             lams = sorted(config.strong_convexities)
             finals = [value("asymptote", renyi_order=json_number(a0), strong_convexity=json_number(lam))
                       for lam in lams]
-            reach = []
-            for lam, asym in zip(lams, finals, strict=True):
-                hit = np.nonzero(curves[("dynamics", a0, lam)] >= 0.95 * asym)[0]
+            reach: list[float] = []
+            for lam_value, asym in zip(lams, finals, strict=True):
+                hit = np.nonzero(curves[("dynamics", a0, lam_value)] >= 0.95 * asym)[0]
                 reach.append(int(hit[0]) + 1 if hit.size else math.inf)
             ok = all(np.diff(finals) < 0) and all(r2 < r1 for r1, r2 in zip(reach, reach[1:], strict=False))
             checks.append(Check(
@@ -276,7 +276,7 @@ class Fig1(Experiment):
 
     def plot(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
         plt = pyplot()
-        fig, ax = plt.subplots(figsize=(7.5, 5))
+        fig, ax = plt.subplots(figsize=(9.5, 5))
         orders = sorted({s["params"]["renyi_order"] for s in result["series"]})
         lams = sorted({s["params"]["strong_convexity"] for s in result["series"]})
         colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, max(len(orders), 1)))
@@ -294,7 +294,7 @@ class Fig1(Experiment):
         ax.set_xlabel("iterations K")
         ax.set_ylabel("RDP ε(α, K)")
         ax.set_title(f"Noisy GD last iterate (n={cfg['n']}, η={cfg['step_size']}, σ={cfg['noise_scale']}, "
-                     f"S_g={cfg['sensitivity']})", fontsize=10)
-        ax.legend(fontsize=7, ncol=2)
+                     f"$S_g$={cfg['sensitivity']})", fontsize=10)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # outside the data
         ax.grid(alpha=0.3)
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -102,10 +102,10 @@ def _composition_calibrated_excess(config: Table1Config, n: int, max_num_steps: 
                                         lipschitz=config.lipschitz, strong_convexity=config.strong_convexity,
                                         smoothness=config.smoothness, d=config.d)
     i = int(np.argmin(bound))
-    return float(bound[i]), int(ks[i])
+    return float(np.asarray(bound)[i]), int(ks[i])
 
 
-class Table1(Experiment):
+class Table1(Experiment[Table1Config]):
     name = "langevin-table1"
     paper_key = "langevin"
     title = "Table 1 and Theorem 4: utility of noisy GD calibrated by its privacy dynamics"
@@ -123,7 +123,7 @@ class Table1(Experiment):
         rdp_form = lv.theorem4_parameters(lipschitz=config.lipschitz, strong_convexity=config.strong_convexity,
                                           smoothness=config.smoothness, n=n, d=config.d,
                                           renyi_order=config.renyi_order, rdp_epsilon=config.rdp_epsilon)
-        best, best_k = _composition_calibrated_excess(config, n, max(4 * rdp_form.num_steps, 100))
+        best, best_k = _composition_calibrated_excess(config, n, max(4 * int(rdp_form.num_steps), 100))
         at_real_k = lv.lemma6_excess_risk_bound(num_steps=rdp_form.num_steps_real, step_size=rdp_form.step_size,
                                                 noise_scale=rdp_form.noise_scale, lipschitz=config.lipschitz,
                                                 strong_convexity=config.strong_convexity,
@@ -134,7 +134,7 @@ class Table1(Experiment):
 
     @staticmethod
     def _worked_example(config: Table1Config) -> dict[str, Any]:
-        common = dict(lipschitz=config.lipschitz, strong_convexity=config.strong_convexity,
+        common: dict[str, Any] = dict(lipschitz=config.lipschitz, strong_convexity=config.strong_convexity,
                       smoothness=config.smoothness, n=config.n, d=config.d)
         rdp_form = lv.theorem4_parameters(renyi_order=config.renyi_order, rdp_epsilon=config.rdp_epsilon, **common)
         dp_printed = lv.theorem4_parameters(epsilon=config.epsilon, delta=config.delta, **common)
@@ -155,7 +155,7 @@ class Table1(Experiment):
         optimal = lv.noise_scale_for_dp(config.epsilon, config.delta, method="optimal_order",
                                         step_size=rdp_form.step_size, strong_convexity=config.strong_convexity,
                                         smoothness=config.smoothness, sensitivity=sg, n=config.n)
-        best, best_k = _composition_calibrated_excess(config, config.n, 4 * rdp_form.num_steps)
+        best, best_k = _composition_calibrated_excess(config, config.n, 4 * int(rdp_form.num_steps))
         return {
             "rdp_form": {"step_size": rdp_form.step_size, "noise_variance": rdp_form.noise_variance,
                          "num_steps_real": rdp_form.num_steps_real, "num_steps": rdp_form.num_steps,
@@ -242,7 +242,7 @@ class Table1(Experiment):
                     checks.append(check_close(name, kind=INVARIANT, claim=claim, expected=reference_value,
                                               measured=measured, rtol=1e-12))
                 else:
-                    expected, atol = printed_value(reference_value)
+                    expected, atol = printed_value(str(reference_value))
                     checks.append(check_close(name, kind=INVARIANT, claim=claim, expected=expected,
                                               measured=measured, atol=atol,
                                               note="tolerance: half a unit in the last printed digit"))
@@ -271,4 +271,4 @@ class Table1(Experiment):
         ax.set_title(f"(α={cfg['renyi_order']}, ε'={cfg['rdp_epsilon']})-RDP noisy GD, d={cfg['d']}", fontsize=10)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3, which="both")
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

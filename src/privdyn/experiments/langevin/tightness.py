@@ -106,7 +106,7 @@ def _mc_datasets(n: int) -> tuple[np.ndarray, np.ndarray]:
     return base[:, None], other[:, None]
 
 
-class Tightness(Experiment):
+class Tightness(Experiment[TightnessConfig]):
     name = "langevin-tightness"
     paper_key = "langevin"
     title = "Tightness on the quadratic loss: lower bound ≤ exact ≤ Corollary 2 ≤ Corollary 1; exact ≤ composition"
@@ -299,4 +299,4 @@ class Tightness(Experiment):
         ax.set_title("Quadratic loss: privacy loss of the last iterate", fontsize=10)
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3, which="both")
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -59,9 +59,6 @@ from privdyn.privacy.correlated.participation import (
 from privdyn.privacy.correlated.participation import (
     sensitivity as sensitivity,
 )
-from privdyn.privacy.correlated.strategies import (
-    DEFAULT_CHUNK_SIZE as DEFAULT_CHUNK_SIZE,
-)
 from privdyn.privacy.correlated.strategies import (  # noqa: F401 - every name the module had stays importable
     BandedInverse as BandedInverse,
 )
@@ -75,9 +72,6 @@ from privdyn.privacy.correlated.strategies import (
     LambdaCGD as LambdaCGD,
 )
 from privdyn.privacy.correlated.strategies import (
-    NoiseStream as NoiseStream,
-)
-from privdyn.privacy.correlated.strategies import (
     SquareRoot as SquareRoot,
 )
 from privdyn.privacy.correlated.strategies import (
@@ -87,25 +81,10 @@ from privdyn.privacy.correlated.strategies import (
     Toeplitz as Toeplitz,
 )
 from privdyn.privacy.correlated.strategies import (
-    _blt_loop as _blt_loop,
-)
-from privdyn.privacy.correlated.strategies import (
-    _BLTStream as _BLTStream,
-)
-from privdyn.privacy.correlated.strategies import (
     _coefficient_array as _coefficient_array,
 )
 from privdyn.privacy.correlated.strategies import (
-    _compiled_blt as _compiled_blt,
-)
-from privdyn.privacy.correlated.strategies import (
-    _compiled_two_band as _compiled_two_band,
-)
-from privdyn.privacy.correlated.strategies import (
     _HistoryStrategy as _HistoryStrategy,
-)
-from privdyn.privacy.correlated.strategies import (
-    _HistoryStream as _HistoryStream,
 )
 from privdyn.privacy.correlated.strategies import (
     _invert_series as _invert_series,
@@ -117,15 +96,36 @@ from privdyn.privacy.correlated.strategies import (
     _num_steps as _num_steps,
 )
 from privdyn.privacy.correlated.strategies import (
-    _shape as _shape,
-)
-from privdyn.privacy.correlated.strategies import (
-    _SubstitutionStream as _SubstitutionStream,
-)
-from privdyn.privacy.correlated.strategies import (
     _trim as _trim,
 )
-from privdyn.privacy.correlated.strategies import (
+from privdyn.privacy.correlated.streams import (
+    DEFAULT_CHUNK_SIZE as DEFAULT_CHUNK_SIZE,
+)
+from privdyn.privacy.correlated.streams import (
+    NoiseStream as NoiseStream,
+)
+from privdyn.privacy.correlated.streams import (
+    _blt_loop as _blt_loop,
+)
+from privdyn.privacy.correlated.streams import (
+    _BLTStream as _BLTStream,
+)
+from privdyn.privacy.correlated.streams import (
+    _compiled_blt as _compiled_blt,
+)
+from privdyn.privacy.correlated.streams import (
+    _compiled_two_band as _compiled_two_band,
+)
+from privdyn.privacy.correlated.streams import (
+    _HistoryStream as _HistoryStream,
+)
+from privdyn.privacy.correlated.streams import (
+    _shape as _shape,
+)
+from privdyn.privacy.correlated.streams import (
+    _SubstitutionStream as _SubstitutionStream,
+)
+from privdyn.privacy.correlated.streams import (
     _two_band_loop as _two_band_loop,
 )
 from privdyn.rng import (  # noqa: F401 - the step normals live in privdyn.rng; their old home keeps them

@@ -31,7 +31,11 @@ Conventions (the same for every function):
 * ``num_steps`` is a number K >= 0 of iterations; the algorithm runs an integer K, but a real K is accepted
   and evaluates the closed form at time ``step_size * K`` (used for the crossover and for smooth curves);
   ``num_steps = 0`` gives 0;
-* bad input raises :class:`ValueError` naming the parameter, its value and the valid range.
+* bad input raises :class:`ValueError` naming the parameter, its value and the valid range;
+* the six problem constants (``step_size``, ``noise_scale``, ``strong_convexity``, ``smoothness``,
+  ``sensitivity``, ``n``) can be held once in a frozen :class:`LangevinSetting`, which checks Corollary 1's
+  conditions at construction and evaluates the accountants (``setting.dynamics_rdp(2.0, num_steps=100)``); the
+  keyword functions remain the reference spelling and run the same validation.
 
 Where privdyn deliberately differs from the printed paper (see also ``docs/langevin.md``):
 
@@ -198,6 +202,9 @@ from privdyn.privacy.langevin.quadratic import (
 from privdyn.privacy.langevin.quadratic import (
     quadratic_lower_bound_rdp as quadratic_lower_bound_rdp,
 )
+from privdyn.privacy.langevin.setting import (
+    LangevinSetting as LangevinSetting,
+)
 from privdyn.privacy.langevin.utility import (  # noqa: F401 - every name the module had stays importable
     Theorem4Parameters as Theorem4Parameters,
 )
@@ -213,6 +220,7 @@ from privdyn.privacy.langevin.utility import (
 
 __all__ = [
     "CROSSOVER_X",
+    "LangevinSetting",
     "Theorem4Parameters",
     "best_gamma_rdp",
     "composition_noise_scale_for_rdp",

@@ -155,11 +155,11 @@ def _check_step_below_inverse_smoothness(step_size: Any, smoothness: Any) -> Non
 def _check_cor1(
     *, step_size: Any, noise_scale: Any, strong_convexity: Any, smoothness: Any, sensitivity: Any, n: Any
 ) -> None:
-    """The assumptions of Corollary 1 that can be checked from the constants."""
-    _check.positive(step_size=step_size, noise_scale=noise_scale, sensitivity=sensitivity)
-    _check_convexity(strong_convexity, smoothness)
-    _check_step_below_inverse_smoothness(step_size, smoothness)
-    _check_count(1, n=n)
+    """The assumptions of Corollary 1 that can be checked from the constants (:class:`LangevinSetting` checks them)."""
+    from privdyn.privacy.langevin.setting import LangevinSetting
+
+    LangevinSetting(step_size=step_size, noise_scale=noise_scale, strong_convexity=strong_convexity,
+                    smoothness=smoothness, sensitivity=sensitivity, n=n)
 
 
 def _one_minus_exp_neg(x: np.ndarray) -> np.ndarray:
