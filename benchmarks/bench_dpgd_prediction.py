@@ -105,6 +105,6 @@ BENCHMARKS = (
         reference=_reference,
         agree=_agree,
         target_ratio=100.0,
-        repeats=3,
+        repeats=5,
     ),
 )

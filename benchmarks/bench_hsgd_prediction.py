@@ -86,6 +86,6 @@ BENCHMARKS = (
         reference=_reference,
         agree=_agree,
         target_ratio=1000.0,
-        repeats=1,
+        repeats=5,
     ),
 )

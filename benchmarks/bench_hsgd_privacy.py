@@ -184,7 +184,7 @@ BENCHMARKS = (
         reference=_one_thread(_dense_subset),
         agree=_agree_dense_subset,
         target_ratio=1000.0,
-        repeats=3,
+        repeats=5,
         candidate_items=NUM_TIME_PAIRS,
         reference_items=len(range(0, NUM_TIME_PAIRS, SUBSET_STRIDE)),
     ),
@@ -198,7 +198,7 @@ BENCHMARKS = (
         candidate=_one_thread(_batched),
         reference=_one_thread(_per_pair_lowrank),
         agree=_agree,
-        repeats=3,
+        repeats=5,
     ),
     Benchmark(
         name="hsgd-privacy-curve",
@@ -211,6 +211,6 @@ BENCHMARKS = (
         candidate=_one_thread(_curve),
         reference=_one_thread(_curve_check),
         agree=_agree_curve,
-        repeats=1,
+        repeats=5,
     ),
 )

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from privdyn.benchmarking import Benchmark
+from privdyn.benchmarking import Benchmark, Scaling
 from privdyn.dynamics import hsgd
 from privdyn.schedules import Harmonic
 from privdyn.spectra import Spectrum
@@ -56,6 +56,33 @@ BENCHMARKS = (
         reference=_dense,
         agree=_agree,
         target_ratio=100.0,
-        repeats=3,
+        repeats=5,
+    ),
+)
+
+
+# -- scaling (``privdyn bench --scaling``) ------------------------------------------------------------------------
+
+SCALING_GROUPS = 100
+
+
+def _scaling_setup(num_steps: int):
+    spectrum = Spectrum.uniform(SCALING_GROUPS, low=0.0, high=2.0)
+    rng = np.random.default_rng(20260601)
+    d = spectrum.dim
+    problem = hsgd.HSGDProblem.from_coordinates(spectrum, target=rng.normal(size=d) / np.sqrt(d),
+                                                x0=rng.normal(size=d), learning_rate=LEARNING_RATE, **SETTING)
+    return problem, np.linspace(0.0, HORIZON, num_steps + 1), HORIZON / num_steps
+
+
+SCALING = (
+    Scaling(
+        name="hsgd-volterra-scaling",
+        description=f"volterra_risk (recursive product trapezoid, no refinement), m = {SCALING_GROUPS} groups, "
+                    f"t in [0, {HORIZON:g}], harmonic gamma(t) = 1/(1 + t), N steps",
+        size_name="horizon steps N",
+        sizes=(1_000, 3_000, 10_000, 30_000, 100_000),
+        setup=_scaling_setup,
+        run=_recursive,
     ),
 )

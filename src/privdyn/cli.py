@@ -1,10 +1,10 @@
 """The ``privdyn`` command: list, show, run and reproduce the experiments; bench (ARCHITECTURE.md, CLI contract).
 
-Exit status: 0 the run completed (whatever its checks say); 1 ``--strict`` and a check failed; 2 bad arguments or
-config (exactly one line on stderr, nothing written); 3 an unexpected error (one line; the traceback with
-``--debug``). The CLI only parses and wires: experiments and engines do the work. It imports the runner, the
-registry and an experiment's module only when a command needs them, so ``privdyn --help`` and ``privdyn --version``
-stay fast.
+Exit status: 0 the run completed (whatever its checks say); 1 ``--strict`` and a check failed, or a benchmark of
+``privdyn bench`` failed to run; 2 bad arguments or config (exactly one line on stderr, nothing written); 3 an
+unexpected error (one line; the traceback with ``--debug``). The CLI only parses and wires: experiments and engines
+do the work. It imports the runner, the registry and an experiment's module only when a command needs them, so
+``privdyn --help`` and ``privdyn --version`` stay fast.
 """
 
 from __future__ import annotations
@@ -253,32 +253,64 @@ def report_command(
 @app.command("bench")
 def bench_command(
     names: Annotated[list[str] | None, typer.Argument(help="Benchmark names (default: all).")] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object per benchmark and line (JSON "
+                                              "Lines), as each finishes.")] = False,
     directory: Annotated[Path, typer.Option("--dir", help="The benchmark directory.")] = Path("benchmarks"),
-    repeats: Annotated[int | None, typer.Option("--repeats", help="Timed repetitions (default: each's own).")]
-    = None,
+    repeats: Annotated[int | None, typer.Option("--repeats", help="Timed repetitions of each side, 1 to 1000 "
+                                                "(default: each benchmark's own, at least 5).")] = None,
+    table: Annotated[Path | None, typer.Option("--table", help="Also write the results and the machine as a "
+                                               "Markdown page to this file (docs/benchmarks.md, or docs/scaling.md "
+                                               "with --scaling).")] = None,
+    scaling: Annotated[bool, typer.Option("--scaling", help="Run the scaling studies (time and peak memory against "
+                                          "a size, fitted exponents) instead of the side-by-side benchmarks.")]
+    = False,
 ) -> None:
-    """From a checkout: run ./benchmarks and print candidate vs reference medians and their ratio."""
+    """From a checkout: run ./benchmarks, printing each candidate vs reference result (medians, ratio) as it finishes.
+
+    A benchmark that fails is reported and the others still run; the exit status is then 1.
+    """
     from privdyn import benchmarking
 
-    if repeats is not None and repeats < 1:
-        raise _Usage(f"--repeats must be an integer >= 1; got {repeats}.")
+    if repeats is not None and not 1 <= repeats <= benchmarking.MAX_REPEATS:
+        raise _Usage(f"--repeats must be an integer from 1 to {benchmarking.MAX_REPEATS}; got {repeats}.")
+    if table is not None and not table.parent.is_dir():
+        raise _Usage(f"--table: the folder {str(table.parent)!r} does not exist.")
     try:
-        selected = benchmarking.discover(directory, names or ())
+        selected: list[Any] = (benchmarking.discover_scaling(directory, names or ()) if scaling
+                               else benchmarking.discover(directory, names or ()))
     except ValueError as exc:
         raise _Usage(str(exc)) from None
-    results = [benchmarking.run_benchmark(b, repeats=repeats) for b in selected]
-    if json_output:
-        typer.echo(json.dumps([r.to_json() for r in results], indent=2))
-        return
-    for r in results:
-        target = "" if r.target_ratio is None else (
-            f"; target {r.target_ratio:g}x {'met' if r.meets_target else 'NOT met'}")
-        items = "" if r.candidate_items == r.reference_items == 1 else (
-            f", {r.candidate_items} vs {r.reference_items} items; per item")
-        typer.echo(f"{r.name}: {r.candidate} {r.candidate_median_s * 1e3:.3f} ms vs {r.reference} "
-                   f"{r.reference_median_s * 1e3:.3f} ms (medians of {r.repeats}{items}) -> {r.ratio:.1f}x faster"
-                   f"{target}")
+    outcomes: list[Any] = []
+    for outcome in benchmarking.run_all(selected, repeats=repeats):
+        outcomes.append(outcome)
+        typer.echo(json.dumps(outcome.to_json()) if json_output else _bench_line(outcome))
+    if table is not None:
+        page = benchmarking.scaling_page if scaling else benchmarking.markdown_page
+        command = " ".join(["privdyn bench", *(["--scaling"] if scaling else []), *(names or []),
+                            *([] if repeats is None else ["--repeats", str(repeats)]), "--table", table.as_posix()])
+        table.write_text(page(outcomes, benchmarking.machine(), command), encoding="utf-8")
+        if not json_output:
+            typer.echo(f"table: {table}")
+    if any(isinstance(o, benchmarking.BenchmarkFailure) for o in outcomes):
+        raise typer.Exit(EXIT_CHECKS_FAILED)
+
+
+def _bench_line(outcome: Any) -> str:
+    if outcome.status == "failed":
+        return f"{outcome.name}: FAILED: {outcome.error}"
+    if hasattr(outcome, "time_exponent"):  # a scaling study
+        points = ", ".join(f"{size:,}: {t * 1e3:.3g} ms / {peak / 2**20:.3g} MiB"
+                           for size, t, peak in zip(outcome.sizes, outcome.median_s, outcome.peak_bytes, strict=True))
+        return (f"{outcome.name} ({outcome.size_name}; median time / peak memory) {points}; time ~ "
+                f"size^{outcome.time_exponent:.2f}, memory ~ size^{outcome.memory_exponent:.2f}")
+    r = outcome
+    target = "" if r.target_ratio is None else f"; target {r.target_ratio:g}x {'met' if r.meets_target else 'NOT met'}"
+    items = "" if r.candidate_items == r.reference_items == 1 else (
+        f", {r.candidate_items} vs {r.reference_items} items; per item")
+    low, high = r.ratio_spread
+    return (f"{r.name}: {r.candidate} {r.candidate_median_s * 1e3:.3f} ms vs {r.reference} "
+            f"{r.reference_median_s * 1e3:.3f} ms (medians of {r.repeats}{items}) -> {r.ratio:.2f}x faster "
+            f"(per-repetition {low:.2f}x to {high:.2f}x){target}{'' if r.note is None else '; ' + r.note}")
 
 app.command("plan")(plan_command)
 app.command("audit")(audit_command)

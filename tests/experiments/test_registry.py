@@ -17,7 +17,8 @@ def test_each_module_defines_exactly_the_experiments_listed_for_it() -> None:
         defined = importlib.import_module(f"privdyn.experiments.{module}").EXPERIMENTS
         assert tuple(sorted(e.name for e in defined)) == tuple(sorted(names)), module
         assert all(isinstance(e, Experiment) for e in defined)
-    assert sorted(registry.NAMES) == sorted(n for names in registry.MODULES.values() for n in names)
+    assert sorted(registry.NAMES + registry.OPT_IN) == sorted(n for names in registry.MODULES.values() for n in names)
+    assert not set(registry.OPT_IN) & set(registry.NAMES)
     assert len(set(registry.NAMES)) == len(registry.NAMES)
 
 
@@ -46,6 +47,8 @@ def test_get_and_select() -> None:
         registry.get("nope")
     with pytest.raises(ValueError, match="matches no experiment"):
         registry.select(["nope-*"])
+    assert [e.name for e in registry.select(["sklearn-regression"])] == ["sklearn-regression"]  # opt-in: by name
+    assert "sklearn-regression" not in [e.name for e in registry.select(["*"])]
 
 
 def test_one_experiment_loads_one_module() -> None:

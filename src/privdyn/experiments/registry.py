@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from privdyn.experiments.base import Experiment
 
-__all__ = ["EXPERIMENTS", "MODULES", "NAMES", "get", "select"]
+__all__ = ["EXPERIMENTS", "MODULES", "NAMES", "OPT_IN", "get", "select"]
 
 MODULES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "langevin": ("langevin-fig1", "langevin-tightness", "langevin-table1"),
@@ -31,6 +31,7 @@ MODULES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "kan_privacy": ("kan-fig1-right", "kan-calibration"),
     "kan_training": ("kan-fig1-left", "kan-bounds"),
     "kan_identities": ("kan-identities", "kan-stability"),
+    "sklearn_regression": ("sklearn-regression",),
 })
 """Each experiment module of :mod:`privdyn.experiments` and the names of the experiments it defines."""
 
@@ -43,6 +44,10 @@ NAMES: tuple[str, ...] = (
 )
 """Every experiment name, in paper order (a paper's figures in figure order, then what goes beyond the paper)."""
 
+OPT_IN: tuple[str, ...] = ("sklearn-regression",)
+"""Experiments run only when named (``privdyn run NAME``, ``--only NAME``): comparisons that need an optional extra
+or take long. ``privdyn reproduce`` without ``--only``, globs and ``EXPERIMENTS`` leave them out."""
+
 _MODULE_OF = MappingProxyType({name: module for module, names in MODULES.items() for name in names})
 
 
@@ -51,7 +56,7 @@ def get(name: str) -> Experiment:
     try:
         module = _MODULE_OF[name]
     except KeyError:
-        raise ValueError(f"unknown experiment {name!r}; valid names: {', '.join(NAMES)}.") from None
+        raise ValueError(f"unknown experiment {name!r}; valid names: {', '.join(NAMES + OPT_IN)}.") from None
     experiments = importlib.import_module(f"privdyn.experiments.{module}").EXPERIMENTS
     return next(e for e in experiments if e.name == name)
 
@@ -66,11 +71,14 @@ def select(patterns: Iterable[str] | None) -> list[Experiment]:
         return [get(name) for name in NAMES]
     chosen: list[str] = []
     for pattern in patterns:
+        if pattern in OPT_IN:
+            chosen.append(pattern)
+            continue
         matched = [name for name in NAMES if fnmatch.fnmatchcase(name, pattern)]
         if not matched:
             raise ValueError(f"--only {pattern!r} matches no experiment; valid names: {', '.join(NAMES)}.")
         chosen.extend(m for m in matched if m not in chosen)
-    return [get(name) for name in NAMES if name in chosen]
+    return [get(name) for name in NAMES + OPT_IN if name in chosen]
 
 
 def __getattr__(name: str) -> Mapping[str, Experiment]:

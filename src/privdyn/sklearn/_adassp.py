@@ -1,0 +1,138 @@
+"""AdaSSPRegression: sufficient-statistics perturbation with an adaptive ridge (Wang 2018, arXiv 1803.02596).
+
+Algorithm 2 (AdaSSP) of Yu-Xiang Wang, "Revisiting differentially private linear regression: optimal and adaptive
+prediction & estimation in unbounded domain" (UAI 2018, arXiv 1803.02596), on rows projected onto the public ball
+of radius R and labels clipped to [−B, B] (:class:`~privdyn.sklearn._base.Preprocessed`; the intercept is a constant
+column inside the ball). Three Gaussian releases, each with a third of the zCDP budget:
+
+1. λ̃_min = max(λ_min(XᵀX) + s₁Z − s₁√(2 ln(3/p)), 0): the smallest eigenvalue, shifted down so that it is below the
+   true one with probability >= 1 − p/3 (Gaussian tail bound);
+2. the ridge λ = max(0, s₂√(d ln(2d²/p)) − λ̃_min), Wang's choice of λ with his noise scale replaced by s₂;
+3. XᵀX + s₂E (E symmetric, its upper triangle i.i.d. N(0, 1)) and Xᵀy + s₃z;
+
+and θ̂ = (XᵀX + s₂E + λI)⁻¹(Xᵀy + s₃z). p is ``failure_probability`` (Wang's ρ, default 0.05).
+
+**Calibration in zCDP, replace-one neighbours** (the relation of :class:`~privdyn.sklearn.DPLinearRegression`).
+Replacing a row x by x′ (‖x‖, ‖x′‖ <= R, |y|, |y′| <= B) moves λ_min(XᵀX) by at most R² (Weyl's inequality), the
+upper triangle of XᵀX by at most ‖xxᵀ − x′x′ᵀ‖_F <= √2·R² and Xᵀy by at most 2RB. A Gaussian mechanism of L2
+sensitivity Δ and noise std s is Δ²/(2s²)-zCDP (Bun & Steinke 2016, arXiv 1605.02065, Proposition 1.6), so
+s_j = Δ_j/√(2·zcdp/3), and the three compose to zcdp (Lemma 2.3 there); the total zcdp is the largest whose
+(ε, δ) is at most the requested ε by both the optimal conversion and dp-accounting's
+(:func:`privdyn.plan._budget.zcdp_for_epsilon`). Wang's own calibration, s = √(ln(6/δ))·Δ/(ε/3) under add/remove
+neighbours, is the classical Gaussian mechanism's, which holds only for ε/3 <= 1; the zCDP calibration holds at
+every ε. The guarantee is exact composition of Gaussian mechanisms converted to (ε, δ) by an upper bound: label
+``bound``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from privdyn import _check
+from privdyn.sklearn._base import Preprocessed, PrivateLinearModel, generator_from
+
+__all__ = ["AdaSSPRegression"]
+
+_ACCOUNTANT = ("three Gaussian mechanisms (Bun & Steinke 2016, arXiv 1605.02065, Proposition 1.6) composed in zCDP; "
+               "AdaSSP of Wang 2018 (arXiv 1803.02596, Algorithm 2)")
+
+
+class AdaSSPRegression(PrivateLinearModel):
+    """Differentially private ridge regression by AdaSSP (Wang 2018, arXiv 1803.02596, Algorithm 2), zCDP-calibrated.
+
+    Args:
+        epsilon: ε > 0 of the (ε, δ)-DP guarantee of the whole fit.
+        delta: δ in (0, 1); None means 1/n^1.1 for the n training rows, chosen at fit and recorded in ``privacy_``.
+        feature_norm: F > 0, a public bound on ‖x‖ (rows are projected onto the ball). Required.
+        label_bound: B > 0, a public bound on |y| (labels are clipped). Required.
+        fit_intercept: learn an intercept, as the coefficient of a constant feature F/√d inside the ball.
+        failure_probability: p in (0, 1), the probability allowed for the ridge to be too small (Wang's ρ).
+        random_state: None (fresh entropy), an int (reproducible) or a numpy Generator: draws the noise.
+
+    Attributes:
+        coef_, intercept_, n_features_in_, feature_names_in_: as in scikit-learn.
+        ridge_: the ridge λ used (a function of the released λ̃_min: public).
+        privacy_: ``epsilon``, ``delta`` (and ``delta_rule``), ``zcdp``, ``neighboring`` (``replace_one``),
+            ``guarantee`` (``bound``) and ``shares``: each Gaussian release with its sensitivity, noise std and zCDP.
+
+    Raises (in ``fit``, before any privacy is spent): as :class:`~privdyn.sklearn.DPLinearRegression`, and for
+    failure_probability outside (0, 1).
+    """
+
+    def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
+                 label_bound: float | None = None, fit_intercept: bool = True, failure_probability: float = 0.05,
+                 random_state: Any = None) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.feature_norm = feature_norm
+        self.label_bound = label_bound
+        self.fit_intercept = fit_intercept
+        self.failure_probability = failure_probability
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> AdaSSPRegression:
+        """Fit privately (three Gaussian releases of sufficient statistics); returns self."""
+        from privdyn.plan._budget import PlanningShare, zcdp_for_epsilon, zcdp_statement
+        from privdyn.privacy.labels import NeighboringRelation
+
+        epsilon, feature_norm, label_bound = self._check_parameters()
+        _check.scalar(failure_probability=self.failure_probability)
+        _check.in_range(0.0, 1.0, closed="neither", failure_probability=self.failure_probability)
+        p = float(self.failure_probability)
+        rng = generator_from(self.random_state)
+        X, y = self._check_data(X, y, sample_weight)
+        n = X.shape[0]
+        delta, delta_rule = self._delta(n)
+        zcdp = zcdp_for_epsilon(epsilon, delta)
+
+        prep = Preprocessed(X, y, feature_norm=feature_norm, label_bound=label_bound,
+                            fit_intercept=self.fit_intercept)
+        x, labels, radius = prep.features, prep.labels, prep.radius
+        d = x.shape[1]
+        each = zcdp / 3.0
+        sensitivities = {"min_eigenvalue": radius**2, "second_moment_features": math.sqrt(2.0) * radius**2,
+                         "feature_label_moment": 2.0 * radius * label_bound}
+        stds = {k: v / math.sqrt(2.0 * each) for k, v in sensitivities.items()}
+
+        gram = x.T @ x
+        lowest = float(np.linalg.eigvalsh(gram)[0])
+        s1, s2, s3 = stds["min_eigenvalue"], stds["second_moment_features"], stds["feature_label_moment"]
+        lowest_private = max(lowest + s1 * float(rng.standard_normal()) - s1 * math.sqrt(2.0 * math.log(3.0 / p)),
+                             0.0)
+        ridge = max(0.0, s2 * math.sqrt(d * math.log(2.0 * d * d / p)) - lowest_private)
+        upper = np.triu(rng.standard_normal((d, d)))
+        gram_private = gram + s2 * (upper + np.triu(upper, 1).T)
+        moment_private = x.T @ labels + s3 * rng.standard_normal(d)
+        system = gram_private + ridge * np.eye(d)
+        try:
+            theta = np.linalg.solve(system, moment_private)
+        except np.linalg.LinAlgError:
+            theta = np.linalg.lstsq(system, moment_private, rcond=None)[0]
+        self._set_coefficients(theta, prep, 1.0)
+        self.ridge_ = ridge
+
+        statement = zcdp_statement(
+            total_zcdp=zcdp, training_zcdp=zcdp, delta=delta, unit="one row (x, y) of the training set",
+            neighboring=NeighboringRelation.REPLACE_ONE, sampler="full_batch",
+            released="coef_ and intercept_ (and ridge_, a function of the released minimum eigenvalue)",
+            accountant=_ACCOUNTANT, planning=PlanningShare(),
+            assumptions=(f"rows projected onto ||x|| <= {radius:g} (intercept column included) and labels clipped to "
+                         f"[-{label_bound:g}, {label_bound:g}] before the releases",
+                         "the bounds and failure_probability do not depend on the private data"))
+        record = statement.to_json()
+        self.privacy_ = {
+            "epsilon": record["epsilon"], "requested_epsilon": epsilon, "delta": delta, "delta_rule": delta_rule,
+            "zcdp": zcdp, "neighboring": record["neighboring"], "guarantee": record["guarantee"],
+            "is_dp_guarantee": record["is_dp_guarantee"], "unit": record["unit"], "released": record["released"],
+            "shares": [{"use": f"Gaussian release of the {name.replace('_', ' ')}", "sensitivity": sensitivities[name],
+                        "noise_std": stds[name], "zcdp": each, "fraction": 1.0 / 3.0} for name in sensitivities]
+            + [{"use": f"preprocessing: rows projected onto ||x|| <= {feature_norm:g}, labels clipped to "
+                       f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
+                       f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
+                "zcdp": 0.0, "fraction": 0.0}],
+            "accountant": _ACCOUNTANT, "assumptions": record["assumptions"], "conversion": record["conversion"],
+            "cross_checks": record["cross_checks"], "text": record["text"]}
+        return self

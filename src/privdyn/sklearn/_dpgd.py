@@ -1,0 +1,203 @@
+"""DPLinearRegression: one pass of clipped DP-GD, planned from public bounds (Bombari et al., arXiv 2505.16329).
+
+The fit, in order, with nothing computed from the private data before the mechanism runs:
+
+1. **Checks** of the parameters and the data (ε > 0, δ in (0, 1), public bounds given, finite data, n >= 2).
+2. **Preprocessing from public bounds** (:class:`~privdyn.sklearn._base.Preprocessed`): rows projected onto the
+   ball of radius F (``feature_norm``), labels clipped to [−B, B], the intercept a constant column inside the ball
+   of radius R. The rows are then multiplied by s = √d'/R and the labels divided by B, so that ‖z‖² <= d' (the
+   paper's normalization tr Σ = d', Assumption 1) and |ỹ| <= 1.
+3. **Planning** (:func:`privdyn.plan.dpgd`) on the model the public bounds imply: Σ = I in d' = d + 1 dimensions
+   (or d without intercept), n = the number of rows, label noise ζ = ``label_noise``/B (default 1/√2) and
+   ‖θ*‖ = √(1 − ζ²), so that E ỹ² = 1, the largest second moment the label bound allows. The planner returns the
+   schedule, the clip c (C_clip = c√d') and the step sizes η_k, and calibrates the noise σ_k of eq. (4.2).
+4. **Training**: Algorithm 1 (:func:`privdyn.algorithms.dpgd.dpgd`), one pass in an order drawn from
+   ``random_state`` (independent of the data), from θ_0 = 0, each step capped at 2/‖z_k‖²; only θ_n is kept.
+5. **Release**: ``coef_`` and ``intercept_`` = B·s·θ_n (post-processing). The fit keeps no intermediate iterate, no
+   loss curve and no training score.
+
+**Privacy.** θ_n is ρ²/2-zCDP for replace-one neighbours (Proposition 4.1, amplification by iteration after
+Feldman, Koren & Talwar 2020, arXiv 2005.04763, Theorem 3.1; label ``bound``), with ρ²/2 the largest zCDP whose
+(ε, δ) by both the optimal conversion and dp-accounting's is at most the requested ε. Planning and preprocessing
+spend nothing (public numbers only) unless ``planning_share`` is given: then the planner's statistics are
+released by Gaussian mechanisms that compose with training in zCDP. ``privacy_`` records every share.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from privdyn import _check
+from privdyn.sklearn._base import Preprocessed, PrivateLinearModel, generator_from
+
+__all__ = ["DPLinearRegression", "SCHEDULE_CHOICES"]
+
+SCHEDULE_CHOICES = ("auto", "constant", "polynomial", "harmonic")
+"""``schedule``: ``"auto"`` lets the planner pick among the paper's families; the others restrict it to one."""
+
+
+@functools.lru_cache(maxsize=16)
+def _plan(n: int, d: int, epsilon: float, delta: float, schedule: str, label_noise: float) -> dict[str, Any]:
+    """The planner's choice for the public model (a pure function of public numbers, hence cached)."""
+    from privdyn.plan import dpgd
+    from privdyn.plan._dpgd import SCHEDULES
+
+    plan = dpgd(n=n, d=d, spectrum="identity", target_norm=math.sqrt(1.0 - label_noise**2), label_noise=label_noise,
+                epsilon=epsilon, delta=delta, schedules=SCHEDULES if schedule == "auto" else (schedule,))
+    record = _record(plan)
+    record["planning_share"] = {"use": "planning: hyper-parameters from n, d and the public bounds only",
+                                "zcdp": 0.0, "fraction": 0.0}
+    return record
+
+
+def _record(plan: Any) -> dict[str, Any]:
+    return {"plan": {"hyperparameters": dict(plan.hyperparameters), "predicted_risk": plan.predicted_risk,
+                     "inputs": dict(plan.inputs), "alternatives": [a.name for a in plan.alternatives],
+                     "notes": list(plan.notes)},
+            "learning_rate": plan.learning_rate, "clip": plan.clip, "rho": plan.rho,
+            "statement": plan.privacy.to_json()}
+
+
+def _plan_with_share(features: np.ndarray, labels: np.ndarray, epsilon: float, delta: float, schedule: str,
+                     share: float, rng: np.random.Generator) -> dict[str, Any]:
+    """The plan on second moments estimated under DP from ``share`` of the budget (rows in the ball √d')."""
+    from privdyn.plan import dpgd
+    from privdyn.plan._dpgd import SCHEDULES
+
+    plan = dpgd(data=(features, labels), planning_share=share, feature_norm_bound=math.sqrt(features.shape[1]),
+                label_bound=1.0, epsilon=epsilon, delta=delta, rng=rng,
+                schedules=SCHEDULES if schedule == "auto" else (schedule,))
+    record = _record(plan)
+    planning = plan.planning.to_json()
+    record["planning_share"] = {
+        "use": "planning: second moments of the preprocessed rows and labels estimated by Gaussian mechanisms",
+        **{k: planning[k] for k in ("zcdp", "fraction", "mechanisms", "neighboring")}}
+    record["feature_scale"] = plan.model.feature_scale
+    return record
+
+
+class DPLinearRegression(PrivateLinearModel):
+    """Differentially private least squares by one pass of clipped DP-GD (arXiv 2505.16329, Algorithm 1).
+
+    Hyper-parameters (schedule, clip, step sizes, noise) come from the planner using only n, d and the public
+    bounds, so tuning spends no privacy. See the module docstring for the steps of ``fit``.
+
+    Args:
+        epsilon: ε > 0 of the (ε, δ)-DP guarantee of the whole fit.
+        delta: δ in (0, 1); None means 1/n^1.1 for the n training rows, chosen at fit and recorded in ``privacy_``.
+        feature_norm: F > 0, a public bound on ‖x‖: every row is projected onto the ball ‖x‖ <= F. Required.
+        label_bound: B > 0, a public bound on |y|: every label is clipped to [−B, B]. Required.
+        fit_intercept: learn an intercept, as the coefficient of a constant feature F/√d inside the ball.
+        schedule: ``"auto"`` (the planner's best of constant, polynomial and harmonic learning rates) or one family.
+        label_noise: a public guess of the label-noise standard deviation, in the units of y, in (0, B); None
+            means B/√2 (half the bounded second moment is noise). Only the planner reads it.
+        planning_share: None (plan from the public bounds only, the default), or a fraction f in (0, 1) of the
+            zCDP budget spent estimating the second moments of the preprocessed rows and labels by three Gaussian
+            mechanisms (:mod:`privdyn.plan._data`); the planner then plans on the estimated spectrum, ‖θ*‖ and
+            label noise, and training gets the remaining (1 − f) share. Excludes ``label_noise``.
+        random_state: None (fresh entropy: the noise of a private release should not be reproducible by others),
+            an int (reproducible, e.g. for tests), or a numpy Generator. It draws the order of the pass and the
+            noise.
+
+    Attributes:
+        coef_: (n_features_in_,) the private coefficients; intercept_: the private intercept (0 without one).
+        privacy_: the privacy spent: ``epsilon``, ``delta`` (and ``delta_rule``), ``zcdp``, ``neighboring``
+            (``replace_one``), ``guarantee`` (``bound``), ``shares`` (training, planning, preprocessing: what each
+            used), the accountant, its assumptions and the statement's text.
+        plan_: the planner's hyper-parameters and its predicted excess risk: ``predicted_risk`` (in the normalized
+            units, ½‖θ̃ − θ̃*‖²) and ``predicted_excess_mse`` (in the units of y², 2B²·predicted_risk), valid for
+            the planner's model (isotropic Gaussian rows), not for arbitrary data.
+        n_features_in_, feature_names_in_: as in scikit-learn.
+
+    Raises (in ``fit``, before any privacy is spent):
+        ValueError: epsilon <= 0; delta outside (0, 1); feature_norm or label_bound missing or <= 0; NaN or infinite
+            features or labels; fewer than 2 rows; more columns than :data:`~privdyn.sklearn._base.MAX_FEATURES`;
+            label_noise outside (0, label_bound); an unknown schedule; sample weights.
+
+    A search over private fits (``GridSearchCV``, cross-validation) composes privacy: each fit on the same rows
+    spends its own (ε, δ), and choosing among them by a score on private data spends more. Search over public
+    data, or account for k fits as k compositions.
+    """
+
+    def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
+                 label_bound: float | None = None, fit_intercept: bool = True, schedule: str = "auto",
+                 label_noise: float | None = None, planning_share: float | None = None,
+                 random_state: Any = None) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.feature_norm = feature_norm
+        self.label_bound = label_bound
+        self.fit_intercept = fit_intercept
+        self.schedule = schedule
+        self.label_noise = label_noise
+        self.planning_share = planning_share
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DPLinearRegression:
+        """Fit privately (one pass of clipped DP-GD); returns self. ``sample_weight`` must be None."""
+        from privdyn.algorithms.dpgd import dpgd
+        from privdyn.schedules import OutsideTheoryWarning
+
+        epsilon, feature_norm, label_bound = self._check_parameters()
+        _check.one_of(SCHEDULE_CHOICES, schedule=self.schedule)
+        noise = label_bound / math.sqrt(2.0) if self.label_noise is None else self.label_noise
+        _check.scalar(label_noise=noise)
+        _check.in_range(0.0, label_bound, closed="neither", label_noise=noise)
+        if self.planning_share is not None:
+            _check.scalar(planning_share=self.planning_share)
+            _check.in_range(0.0, 1.0, closed="neither", planning_share=self.planning_share)
+            if self.label_noise is not None:
+                raise ValueError("label_noise must be None with planning_share: the label noise is then estimated "
+                                 f"under DP; got label_noise={self.label_noise!r}, "
+                                 f"planning_share={self.planning_share!r}.")
+        rng = generator_from(self.random_state)
+        X, y = self._check_data(X, y, sample_weight)
+        n = X.shape[0]
+        delta, delta_rule = self._delta(n)
+
+        prep = Preprocessed(X, y, feature_norm=feature_norm, label_bound=label_bound,
+                            fit_intercept=self.fit_intercept)
+        width = prep.features.shape[1]
+        scale = math.sqrt(width) / prep.radius
+        features, labels = prep.features * scale, prep.labels / label_bound
+        if self.planning_share is None:
+            planned = copy.deepcopy(_plan(n, width, epsilon, delta, self.schedule, float(noise) / label_bound))
+        else:
+            planned = _plan_with_share(features, labels, epsilon, delta, self.schedule, float(self.planning_share),
+                                       rng)
+            scale *= planned["feature_scale"]
+            features = features * planned["feature_scale"]
+        order = rng.permutation(n)  # data-independent: drawn apart from the data
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OutsideTheoryWarning)
+            theta = dpgd(features[order], labels[order], clip=planned["clip"], learning_rate=planned["learning_rate"],
+                         rho=planned["rho"], rng=rng)
+        self._set_coefficients(theta, prep, label_bound * scale)
+
+        statement = planned["statement"]
+        self.plan_ = {**planned["plan"],
+                      "predicted_excess_mse": 2.0 * label_bound**2 * planned["plan"]["predicted_risk"],
+                      "feature_scale": scale, "label_scale": label_bound}
+        self.privacy_ = {
+            "epsilon": statement["epsilon"], "requested_epsilon": epsilon, "delta": delta, "delta_rule": delta_rule,
+            "zcdp": statement["zcdp"], "rho": statement["rho"], "neighboring": statement["neighboring"],
+            "guarantee": statement["guarantee"], "is_dp_guarantee": statement["is_dp_guarantee"],
+            "unit": "one row (x, y) of the training set", "released": "coef_ and intercept_ (the final iterate only)",
+            "shares": [
+                {"use": "training: one pass of clipped DP-GD (Algorithm 1), noise calibrated by Proposition 4.1",
+                 "zcdp": statement["training_zcdp"], "fraction": statement["training_zcdp"] / statement["zcdp"]},
+                planned["planning_share"],
+                {"use": f"preprocessing: rows projected onto ||x|| <= {feature_norm:g}, labels clipped to "
+                        f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
+                        f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
+                 "zcdp": 0.0, "fraction": 0.0}],
+            "accountant": statement["accountant"], "assumptions": statement["assumptions"],
+            "conversion": statement["conversion"], "cross_checks": statement["cross_checks"],
+            "text": statement["text"]}
+        return self

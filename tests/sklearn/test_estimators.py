@@ -1,0 +1,223 @@
+"""privdyn.sklearn: scikit-learn's estimator checks, the privacy record, bad input refused before any noise is drawn."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import subprocess
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+
+from privdyn.sklearn import AdaSSPRegression, DPLinearRegression, expected_failed_checks
+from privdyn.sklearn._base import MAX_FEATURES, Preprocessed
+
+ESTIMATORS = (DPLinearRegression, AdaSSPRegression)
+
+
+def _data(n: int = 400, d: int = 3, seed: int = 0, noise: float = 0.1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, d)) / math.sqrt(d)
+    theta = rng.normal(size=d)
+    return x, x @ theta + 0.3 + noise * rng.normal(size=n), theta
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_check_estimator(cls: type) -> None:
+    from sklearn.utils.estimator_checks import check_estimator
+
+    estimator = cls(feature_norm=1.0, label_bound=1.0, random_state=0)
+    check_estimator(estimator, expected_failed_checks=expected_failed_checks(estimator))
+
+
+def test_import_is_cheap() -> None:
+    script = ("import sys\nimport privdyn, privdyn.sklearn\n"
+              "print(' '.join(m for m in sys.modules if m.split('.')[0] in ('sklearn', 'scipy', 'numba')))")
+    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == ""
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_missing_bounds_are_named(cls: type) -> None:
+    x, y, _ = _data()
+    with pytest.raises(ValueError, match="feature_norm is required"):
+        cls().fit(x, y)
+    with pytest.raises(ValueError, match="label_bound is required"):
+        cls(feature_norm=1.0).fit(x, y)
+
+
+def _bad_inputs() -> list[tuple[str, dict[str, Any], Any, str]]:
+    x, y, _ = _data(n=20)
+    nan_x, inf_x, nan_y = x.copy(), x.copy(), y.copy()
+    nan_x[3, 1], inf_x[0, 0], nan_y[5] = np.nan, np.inf, np.nan
+    wide = np.zeros((3, MAX_FEATURES))
+    return [
+        ("epsilon=0", {"epsilon": 0.0}, (x, y), r"epsilon must be > 0; got epsilon=0.0"),
+        ("epsilon<0", {"epsilon": -1.0}, (x, y), r"epsilon must be > 0; got epsilon=-1.0"),
+        ("epsilon=nan", {"epsilon": math.nan}, (x, y), r"epsilon must be finite; got epsilon=nan"),
+        ("delta=0", {"delta": 0.0}, (x, y), r"delta must be in \(0.0, 1.0\); got delta=0.0"),
+        ("delta=1", {"delta": 1.0}, (x, y), r"delta must be in \(0.0, 1.0\); got delta=1.0"),
+        ("delta>1", {"delta": 2.5}, (x, y), r"delta must be in \(0.0, 1.0\); got delta=2.5"),
+        ("nan feature", {}, (nan_x, y), r"X must be finite \(no NaN or inf\); got X\[3, 1\]=nan"),
+        ("inf feature", {}, (inf_x, y), r"X must be finite \(no NaN or inf\); got X\[0, 0\]=inf"),
+        ("nan label", {}, (x, nan_y), r"y must be finite \(no NaN or inf\); got y\[5\]=nan"),
+        ("one sample", {}, (x[:1], y[:1]), r"n_samples >= 2 rows; got n_samples = 1"),
+        ("too wide", {}, (wide, np.zeros(3)), rf"at most {MAX_FEATURES - 1} features .* got X with {MAX_FEATURES}"),
+        ("no feature_norm", {"feature_norm": None}, (x, y), r"feature_norm is required: a public bound"),
+        ("feature_norm<=0", {"feature_norm": 0.0}, (x, y), r"feature_norm must be > 0; got feature_norm=0.0"),
+        ("label_bound<=0", {"label_bound": -2.0}, (x, y), r"label_bound must be > 0; got label_bound=-2.0"),
+    ]
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+@pytest.mark.parametrize(("case", "params", "data", "message"), _bad_inputs(), ids=[c[0] for c in _bad_inputs()])
+def test_bad_input_is_refused_before_any_noise(cls: type, case: str, params: dict[str, Any], data: Any,
+                                               message: str) -> None:
+    rng = np.random.default_rng(7)
+    state = rng.bit_generator.state
+    estimator = cls(**{"feature_norm": 1.0, "label_bound": 1.0, "random_state": rng, **params})
+    with pytest.raises(ValueError, match=message):
+        estimator.fit(*data)
+    assert rng.bit_generator.state == state  # no noise drawn, no order drawn: no privacy spent
+    assert not hasattr(estimator, "coef_") and not hasattr(estimator, "privacy_")
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_sample_weights_are_refused(cls: type) -> None:
+    x, y, _ = _data(n=20)
+    with pytest.raises(ValueError, match="sample_weight must be None: privdyn's private regressors refuse"):
+        cls(feature_norm=1.0, label_bound=1.0, random_state=0).fit(x, y, sample_weight=np.ones(20))
+
+
+def test_estimator_specific_parameters() -> None:
+    x, y, _ = _data(n=20)
+    with pytest.raises(ValueError, match="schedule must be one of 'auto', 'constant'"):
+        DPLinearRegression(feature_norm=1.0, label_bound=1.0, schedule="cosine").fit(x, y)
+    with pytest.raises(ValueError, match=r"label_noise must be in \(0.0, 2.0\); got label_noise=2.0"):
+        DPLinearRegression(feature_norm=1.0, label_bound=2.0, label_noise=2.0).fit(x, y)
+    with pytest.raises(ValueError, match=r"failure_probability must be in \(0.0, 1.0\)"):
+        AdaSSPRegression(feature_norm=1.0, label_bound=1.0, failure_probability=1.0).fit(x, y)
+    with pytest.raises(TypeError, match="random_state must be None, an integer"):
+        AdaSSPRegression(feature_norm=1.0, label_bound=1.0, random_state="seed").fit(x, y)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_privacy_record(cls: type) -> None:
+    from privdyn.plan._budget import dp_accounting_epsilon
+
+    x, y, _ = _data(n=500)
+    est = cls(epsilon=0.7, feature_norm=1.5, label_bound=2.0, random_state=3).fit(x, y)
+    p = est.privacy_
+    assert p["delta"] == pytest.approx(500**-1.1) and p["delta_rule"].startswith("1/n^1.1")
+    assert p["epsilon"] <= 0.7 and p["requested_epsilon"] == 0.7
+    assert dp_accounting_epsilon(p["zcdp"], p["delta"]) <= 0.7  # an independent conversion of the same zCDP
+    assert p["neighboring"] == "replace_one" and p["guarantee"] == "bound" and p["is_dp_guarantee"]
+    assert sum(share["zcdp"] for share in p["shares"]) == pytest.approx(p["zcdp"], rel=1e-12)
+    assert any(share["use"].startswith("preprocessing") and share["zcdp"] == 0.0 for share in p["shares"])
+    given = cls(epsilon=0.7, delta=1e-4, feature_norm=1.5, label_bound=2.0, random_state=3).fit(x, y)
+    assert given.privacy_["delta"] == 1e-4 and given.privacy_["delta_rule"] == "given"
+    for name in ("warm_start", "coef_path_", "loss_curve_", "n_iter_", "train_score_"):
+        assert not hasattr(est, name)
+
+
+def test_dpgd_noise_matches_the_accountant() -> None:
+    """The planned σ_k recomputed by Proposition 4.1 give back the ρ whose zCDP the record reports."""
+    from privdyn.privacy.iteration import noise_calibration, privacy_level
+    from privdyn.sklearn._dpgd import _plan
+
+    x, y, _ = _data(n=300)
+    est = DPLinearRegression(epsilon=2.0, feature_norm=1.0, label_bound=1.0, random_state=0).fit(x, y)
+    planned = _plan(300, 4, 2.0, 300**-1.1, "auto", 1 / math.sqrt(2))
+    steps = planned["learning_rate"].step_sizes(300)
+    rho = privacy_level(steps, noise_calibration(steps, rho=planned["rho"])).value
+    assert rho == pytest.approx(planned["rho"], rel=1e-9)
+    assert 0.5 * rho**2 == pytest.approx(est.privacy_["zcdp"], rel=1e-9)
+
+
+def test_adassp_noise_by_dp_accounting() -> None:
+    """The three releases, as Gaussian mechanisms of noise multiplier std/sensitivity, compose to <= the request."""
+    import dp_accounting
+    from dp_accounting import rdp
+
+    x, y, _ = _data(n=1000)
+    est = AdaSSPRegression(epsilon=1.0, feature_norm=1.0, label_bound=1.0, random_state=0).fit(x, y)
+    accountant = rdp.RdpAccountant()
+    for share in est.privacy_["shares"][:3]:
+        accountant.compose(dp_accounting.GaussianDpEvent(share["noise_std"] / share["sensitivity"]))
+    assert accountant.get_epsilon(est.privacy_["delta"]) <= 1.0
+    radius = math.sqrt(1.0 + 1.0 / 3.0)
+    assert [s["sensitivity"] for s in est.privacy_["shares"][:3]] == pytest.approx(
+        [radius**2, math.sqrt(2) * radius**2, 2 * radius])
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_large_budget_recovers_the_fit(cls: type) -> None:
+    """With a huge ε the private fit is close to least squares on the bounded data (a check that can fail)."""
+    x, y, theta = _data(n=20_000, d=3, noise=0.05)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)  # rows on the sphere: the planner's model, E||x||^2 = F^2
+    y = x @ theta + 0.3 + 0.05 * np.random.default_rng(9).normal(size=len(y))
+    est = cls(epsilon=1e4, feature_norm=1.0, label_bound=4.0, random_state=1).fit(x, y)
+    assert np.allclose(est.coef_, theta, atol=0.05)
+    assert est.intercept_ == pytest.approx(0.3, abs=0.05)
+
+
+def test_intercept_is_a_constant_feature_inside_the_ball() -> None:
+    x, y, _ = _data(n=50, d=4)
+    prep = Preprocessed(x * 10, y, feature_norm=2.0, label_bound=0.5, fit_intercept=True)
+    assert np.all(np.linalg.norm(prep.features, axis=1) <= prep.radius * (1 + 1e-12))
+    assert np.all(prep.features[:, -1] == 2.0 / 2.0) and prep.radius == pytest.approx(2.0 * math.sqrt(1.25))
+    assert np.all(np.abs(prep.labels) <= 0.5)
+
+
+def test_plan_reads_public_numbers_only() -> None:
+    """Two different datasets of the same shape get the same hyper-parameters (nothing is learned from X or y)."""
+    a = DPLinearRegression(feature_norm=1.0, label_bound=1.0, random_state=0).fit(*_data(seed=1)[:2])
+    b = DPLinearRegression(feature_norm=1.0, label_bound=1.0, random_state=0).fit(*_data(seed=2)[:2] * 1)
+    assert a.plan_["hyperparameters"] == b.plan_["hyperparameters"]
+    assert a.plan_["inputs"]["spectrum"] == "identity"
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_reproducible_pickle_pandas_pipeline_gridsearch(cls: type) -> None:
+    import pandas as pd
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    x, y, _ = _data(n=300)
+    frame = pd.DataFrame(x, columns=["a", "b", "c"])
+    est = cls(feature_norm=1.0, label_bound=2.0, random_state=5).fit(frame, pd.Series(y))
+    assert list(est.feature_names_in_) == ["a", "b", "c"]
+    again = cls(feature_norm=1.0, label_bound=2.0, random_state=5).fit(x, y)
+    # the same noise; a DataFrame's column-major copy may change the rounding of X^T X in the last bits
+    assert np.allclose(est.coef_, again.coef_, rtol=1e-12, atol=1e-12)
+    assert est.intercept_ == pytest.approx(again.intercept_, rel=1e-12, abs=1e-12)
+    assert np.array_equal(cls(feature_norm=1.0, label_bound=2.0, random_state=5).fit(x, y).coef_, again.coef_)
+    clone = pickle.loads(pickle.dumps(est))
+    assert np.array_equal(clone.predict(frame), est.predict(frame))
+    pipe = make_pipeline(FunctionTransformer(lambda v: 0.5 * v), cls(feature_norm=1.0, label_bound=2.0,
+                                                                    random_state=0)).fit(x, y)
+    assert pipe.predict(x).shape == (300,)
+    search = GridSearchCV(cls(feature_norm=1.0, label_bound=2.0, random_state=0), {"epsilon": [0.5, 2.0]}, cv=2)
+    search.fit(x, y)
+    assert search.best_params_["epsilon"] in (0.5, 2.0)
+
+
+def test_planning_share_is_accounted_and_reproducible() -> None:
+    """A planning share estimates the planner's statistics under DP: its zCDP is in privacy_, the total stays <= ε."""
+    x, y, theta = _data(n=20_000, d=3, noise=0.05)  # rows far inside the ball: the public-bound model is off
+    params = {"epsilon": 1e4, "feature_norm": 4.0, "label_bound": 10.0, "planning_share": 0.2, "random_state": 1}
+    est = DPLinearRegression(**params).fit(x, y)
+    shares = est.privacy_["shares"]
+    assert shares[1]["fraction"] == 0.2 and len(shares[1]["mechanisms"]) == 3
+    assert shares[0]["zcdp"] + shares[1]["zcdp"] == pytest.approx(est.privacy_["zcdp"], rel=1e-12)
+    assert est.privacy_["epsilon"] <= 1e4 and est.plan_["inputs"]["spectrum"] == "data"
+    assert np.allclose(est.coef_, theta, atol=0.05)  # the estimated spectrum fixes the step sizes
+    again = DPLinearRegression(**params).fit(x, y)
+    assert np.array_equal(est.coef_, again.coef_)
+    with pytest.raises(ValueError, match="label_noise must be None with planning_share"):
+        DPLinearRegression(**params, label_noise=1.0).fit(x, y)
+    with pytest.raises(ValueError, match=r"planning_share must be in \(0.0, 1.0\); got planning_share=1.0"):
+        DPLinearRegression(**{**params, "planning_share": 1.0}).fit(x, y)
