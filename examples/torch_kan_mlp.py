@@ -6,9 +6,10 @@ Run from a checkout with the torch extra installed::
 
 Data: the bundled breast-cancer set (scikit-learn's copy; no download), standardized and scaled into the unit ball,
 split 75 / 25. Batches: privdyn's fixed-size sampler (the kan paper's Algorithm 1, Wang et al., arXiv 2605.12648).
-Privacy: lambda > 0 is accounted by Theorem F.12 under ``zero_out`` neighbours (valid for epsilon <= 1 only); lambda = 0
-(DP-SGD) is accounted by dp-accounting, both under ``zero_out`` (Theorem F.8's pair at lambda = 0, comparable with the
-F.12 rows) and under ``replace_one``. Rows with different relations are not comparable and are printed apart.
+Privacy: lambda > 0 is accounted under ``zero_out`` neighbours by the smaller of the amplified bound of Theorem F.8's
+pair (privdyn.privacy.amplification) and Theorem F.12; lambda = 0 (DP-SGD) is accounted by dp-accounting, both under
+``zero_out`` (Theorem F.8's pair at lambda = 0, comparable with the lambda > 0 rows) and under ``replace_one``.
+Rows with different relations are not comparable and are printed apart.
 Noise and batches come from fixed seeds so that the table reproduces: such noise is not private; deployments use
 ``privdyn.torch.secure_source()`` and ``numpy.random.default_rng()``.
 """

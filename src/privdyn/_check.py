@@ -27,6 +27,8 @@ __all__ = [
     "one_of",
     "scalar",
     "generator",
+    "at_most",
+    "representable",
 ]
 
 
@@ -41,9 +43,12 @@ def _show(value: Any) -> str:
 
 
 def _reject_text(name: str, value: Any) -> None:
-    """Strings are not numbers, even when NumPy would parse them ('1.0' would otherwise pass as 1.0)."""
+    """Strings are not numbers, even when NumPy would parse them ('1.0' would otherwise pass as 1.0); nor are complex
+    numbers real ones (NumPy would drop the imaginary part with only a warning)."""
     if isinstance(value, str | bytes) or (isinstance(value, np.ndarray) and value.dtype.kind in "SU"):
         raise TypeError(f"{name} must be a real number, not text; got {name}={value!r}.")
+    if isinstance(value, complex | np.complexfloating) or (isinstance(value, np.ndarray) and value.dtype.kind == "c"):
+        raise TypeError(f"{name} must be real, not complex; got {name}={_show(value)}.")
 
 
 def _as_float_array(name: str, value: Any) -> np.ndarray:
@@ -140,6 +145,29 @@ def integer(minimum: int | None = None, **named: Any) -> None:
             bad = ~(arr >= minimum)
             if np.any(bad):
                 raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={_show(_first_bad(value, bad))}.")
+
+
+def at_most(maximum: int, **named: Any) -> None:
+    """Every value is <= ``maximum``: the documented upper limit of a size or iteration argument (so no call hangs)."""
+    for name, value in named.items():
+        arr = _as_float_array(name, value)
+        bad = ~(arr <= maximum)
+        if np.any(bad):
+            raise ValueError(f"{name} must be <= {maximum} (the documented upper limit); "
+                             f"got {name}={_show(_first_bad(value, bad))}.")
+
+
+def representable(result: Any, what: str, **named: Any) -> None:
+    """``result`` (computed from the inputs ``named``) is finite; otherwise those inputs are outside the float range.
+
+    Used after a computation whose mathematical answer is finite but can exceed the largest float (about 1.8e308):
+    the ``ValueError`` names the inputs instead of returning a silent ``inf`` or ``nan``.
+    """
+    arr = np.asarray(result, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        shown = ", ".join(f"{name}={_show(value)}" for name, value in named.items())
+        raise ValueError(f"{', '.join(named)} out of range: {what} exceeds the float range (about 1.8e308) "
+                         f"for {shown}.")
 
 
 def one_of(allowed: tuple[Any, ...], **named: Any) -> None:

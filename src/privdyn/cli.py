@@ -169,6 +169,42 @@ def _executor(spec: str) -> Any:
         yield pool
 
 
+MAX_SEED = 2**63 - 1
+
+
+def _check_seed(seed: int) -> None:
+    if not 0 <= seed <= MAX_SEED:
+        raise _Usage(f"--seed must be an integer in [0, 2**63 - 1]; got {seed}.")
+
+
+def _out_dir(out: str, names: Sequence[str]) -> Path:
+    """The ``--out`` folder, checked before any unit computes: usable, or a usage error (nothing is written).
+
+    The folder and ``out/NAME`` for each experiment must be folders if they exist; the nearest existing ancestor must
+    be a folder this process can create files in (probed with a temporary file, so a read-only or special file system
+    is caught even for a privileged user).
+    """
+    if not out.strip():
+        raise _Usage("--out must name a folder; got an empty string (use --out . for the current folder).")
+    path = Path(out)
+    for candidate in (path, *(path / name for name in names)):
+        if candidate.exists() and not candidate.is_dir():
+            raise _Usage(f"--out {out}: {candidate} exists and is not a folder.")
+    ancestor = path
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise _Usage(f"--out {out}: {ancestor} is not a folder.")
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=ancestor):
+            pass
+    except OSError as exc:
+        raise _Usage(f"--out {out}: cannot write in {ancestor} ({exc.strerror or exc}).") from None
+    return path
+
+
 EXECUTOR_HELP = "Where units run: serial, local (a process pool), dask-local, or tcp://HOST:PORT (a Dask scheduler)."
 
 
@@ -176,7 +212,7 @@ EXECUTOR_HELP = "Where units run: serial, local (a process pool), dask-local, or
 def run_command(
     name: Annotated[str, typer.Argument(help="Experiment name (see `privdyn list`).")],
     quick: Annotated[bool, typer.Option("--quick", help="The fast config (CI-sized).")] = False,
-    out: Annotated[Path, typer.Option("--out", help="Output directory.")] = DEFAULT_OUT_DIR,
+    out: Annotated[str, typer.Option("--out", help="Output directory.")] = str(DEFAULT_OUT_DIR),
     set_: Annotated[list[str] | None, typer.Option("--set", help="Override a config key: KEY=VALUE (JSON).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Run seed.")] = 0,
     executor: Annotated[str, typer.Option("--executor", help=EXECUTOR_HELP)] = DEFAULT_EXECUTOR,
@@ -186,10 +222,10 @@ def run_command(
 ) -> None:
     """Run one experiment and write DIR/NAME/ (result.json, figure.png, series.csv)."""
     experiment, config = _prepare(name, quick=quick, overrides=set_ or ())
-    if seed < 0:
-        raise _Usage(f"--seed must be a non-negative integer; got {seed}.")
+    _check_seed(seed)
+    out_dir = _out_dir(out, [experiment.name])
     with _executor(executor) as pool:
-        result = _run_one(experiment.name, config, seed=seed, quick=quick, out=out, executor=pool, force=force)
+        result = _run_one(experiment.name, config, seed=seed, quick=quick, out=out_dir, executor=pool, force=force)
     if strict and _fails_strict(result):
         raise typer.Exit(EXIT_CHECKS_FAILED)
 
@@ -198,7 +234,7 @@ def run_command(
 def reproduce_command(
     quick: Annotated[bool, typer.Option("--quick", help="The fast configs (CI-sized).")] = False,
     only: Annotated[list[str] | None, typer.Option("--only", help="Exact names or shell-style globs.")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Output directory.")] = DEFAULT_OUT_DIR,
+    out: Annotated[str, typer.Option("--out", help="Output directory.")] = str(DEFAULT_OUT_DIR),
     set_: Annotated[list[str] | None, typer.Option(
         "--set", help="Override a config key: KEY=VALUE (JSON), in every selected experiment that has KEY.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Run seed.")] = 0,
@@ -218,19 +254,22 @@ def reproduce_command(
                                             overrides=parse_overrides(set_ or ()))
     except ValueError as exc:  # ConfigError included
         raise _Usage(str(exc)) from None
-    if seed < 0:
-        raise _Usage(f"--seed must be a non-negative integer; got {seed}.")
+    _check_seed(seed)
+    out_dir = _out_dir(out, [e.name for e, _ in prepared])
+    for name in ("summary.json", "summary.md", *(("report.html",) if report else ())):
+        if (out_dir / name).is_dir():
+            raise _Usage(f"--out {out}: {out_dir / name} is a folder; the run writes a file there.")
     results = []
     with _executor(executor) as pool:
         for experiment, config in prepared:
-            results.append(_run_one(experiment.name, config, seed=seed, quick=quick, out=out, executor=pool,
+            results.append(_run_one(experiment.name, config, seed=seed, quick=quick, out=out_dir, executor=pool,
                                     force=force))
-    runner.write_summary(results, out)
-    typer.echo(f"summary: {out / 'summary.md'}")
+    runner.write_summary(results, out_dir)
+    typer.echo(f"summary: {out_dir / 'summary.md'}")
     if report:
         from privdyn.report import write_report
 
-        typer.echo(f"report: {write_report(out)}")
+        typer.echo(f"report: {write_report(out_dir)}")
     if strict and any(_fails_strict(r) for r in results):
         raise typer.Exit(EXIT_CHECKS_FAILED)
 

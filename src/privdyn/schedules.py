@@ -22,7 +22,18 @@ import numpy as np
 
 from privdyn import _check
 
-__all__ = ["LearningRate", "Constant", "Polynomial", "Harmonic", "Custom", "OutsideTheoryWarning"]
+__all__ = ["LearningRate", "Constant", "Polynomial", "Harmonic", "Custom", "OutsideTheoryWarning", "PARAMETER_RANGE"]
+
+
+PARAMETER_RANGE = (1e-30, 1e30)
+"""The range of the scale parameters of :class:`Constant`, :class:`Polynomial` and :class:`Harmonic`: products of
+squares and cubes of values inside it (e.g. β²/τ³) are finite floats, so no method of a profile overflows."""
+
+
+def _scales(**named: Any) -> None:
+    _check.scalar(**named)
+    _check.positive(**named)
+    _check.in_range(*PARAMETER_RANGE, **named)
 
 
 class OutsideTheoryWarning(UserWarning):
@@ -69,12 +80,12 @@ def _times(t: Any) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class Constant(LearningRate):
-    """η̃(t) = ``initial_learning_rate`` (the dpgd paper's α = 0, output perturbation)."""
+    """η̃(t) = ``initial_learning_rate`` (the dpgd paper's α = 0, output perturbation), in :data:`PARAMETER_RANGE`."""
 
     initial_learning_rate: float
 
     def __post_init__(self) -> None:
-        _check.positive(initial_learning_rate=self.initial_learning_rate)
+        _scales(initial_learning_rate=self.initial_learning_rate)
 
     def value(self, t: Any) -> np.ndarray:
         return np.full_like(_times(t), self.initial_learning_rate, dtype=float)
@@ -90,6 +101,8 @@ class Constant(LearningRate):
 class Polynomial(LearningRate):
     """η̃(t) = η̃(0)(1 − t)^α on [0, 1], eq. (5.1) of arXiv 2505.16329 (``schedule_exponent`` α ≥ 0).
 
+    η̃(0) lies in :data:`PARAMETER_RANGE`, α in [0, 1e30].
+
     α = 0 is output perturbation, α = ½ constant private noise, α ≥ 1 decaying noise. The theory (Assumption 2)
     needs η̃² with bounded first and second derivatives, i.e. α ∈ {0, ½} ∪ [1, ∞); other α ≥ 0 run with an
     :class:`OutsideTheoryWarning`.
@@ -99,8 +112,10 @@ class Polynomial(LearningRate):
     schedule_exponent: float
 
     def __post_init__(self) -> None:
-        _check.positive(initial_learning_rate=self.initial_learning_rate)
+        _scales(initial_learning_rate=self.initial_learning_rate)
+        _check.scalar(schedule_exponent=self.schedule_exponent)
         _check.non_negative(schedule_exponent=self.schedule_exponent)
+        _check.in_range(0.0, PARAMETER_RANGE[1], schedule_exponent=self.schedule_exponent)
         a = self.schedule_exponent
         if 0 < a < 1 and a != 0.5:
             warnings.warn(f"schedule_exponent={a:g} is outside the theory of arXiv 2505.16329 (Assumption 2 needs "
@@ -137,14 +152,15 @@ class Polynomial(LearningRate):
 class Harmonic(LearningRate):
     """η̃(t) = β/(t + τ), eq. (5.18) of arXiv 2505.16329 (β = ``harmonic_scale``, τ = ``harmonic_offset``).
 
-    ρ²σ̃²(t) = 2β²/(t + τ)³. (The paper's appendix writes the numerator as α.)
+    ρ²σ̃²(t) = 2β²/(t + τ)³. (The paper's appendix writes the numerator as α.) β and τ lie in
+    :data:`PARAMETER_RANGE`.
     """
 
     harmonic_scale: float
     harmonic_offset: float
 
     def __post_init__(self) -> None:
-        _check.positive(harmonic_scale=self.harmonic_scale, harmonic_offset=self.harmonic_offset)
+        _scales(harmonic_scale=self.harmonic_scale, harmonic_offset=self.harmonic_offset)
 
     def value(self, t: Any) -> np.ndarray:
         return self.harmonic_scale / (_times(t) + self.harmonic_offset)
@@ -165,7 +181,7 @@ class Custom(LearningRate):
     Attributes:
         function: t ↦ η̃(t), vectorized.
         squared_derivative_function: t ↦ d(η̃²)/dt; None uses a central finite difference (one-sided at 0).
-        horizon: the interval [0, horizon] checked on a grid of ``check_points`` points.
+        horizon: the interval [0, horizon] checked on a grid of ``check_points`` points (an integer in [2, 10**7]).
     """
 
     function: Callable[[np.ndarray], Any]
@@ -175,7 +191,10 @@ class Custom(LearningRate):
     check_non_increasing: bool = True
 
     def __post_init__(self) -> None:
+        _check.scalar(horizon=self.horizon)
         _check.positive(horizon=self.horizon)
+        _check.integer(minimum=2, check_points=self.check_points)
+        _check.at_most(10**7, check_points=self.check_points)
         grid = np.linspace(0.0, self.horizon, self.check_points)
         values = np.asarray(self.function(grid), dtype=float)
         if values.shape != grid.shape or not np.all(np.isfinite(values)) or np.any(values < 0):

@@ -168,7 +168,54 @@ def test_calibration_quick_contract_and_checks(quick_results):
     assert eps_row1["expected"] == 0.82
     wins = checks_named(result, "paper_calibration_lambda_zero_wins")
     assert len(wins) == n_eps and all(c["kind"] == "finding" and c["measured"] == 0 for c in wins)
-    assert {t["name"] for t in result["tables"]} == {"noise_multipliers", "spec_reference_table"}
+    assert {t["name"] for t in result["tables"]} == {"noise_multipliers", "spec_reference_table",
+                                                     "amplified_reference_table"}
+
+
+def test_calibration_amplified_column_at_the_reference_settings(quick_results):
+    result, _ = quick_results[CAL]
+    (table,) = [t for t in result["tables"] if t["name"] == "amplified_reference_table"]
+    col = {c: i for i, c in enumerate(table["columns"])}
+    assert len(table["rows"]) == 15
+    for row in table["rows"]:
+        assert (row[col["sampler"]], row[col["neighboring"]], row[col["guarantee"]]) == ("fixed_size", "zero_out",
+                                                                                          "bound")
+        assert row[col["kappa_amplified_bound"]] <= row[col["kappa_theorem_f12_proved"]]
+        assert row[col["bound_over_f12_proved"]] == pytest.approx(row[col["kappa_amplified_bound"]]
+                                                                  / row[col["kappa_theorem_f12_proved"]])
+        # the quick config computes lambda = 0 now and reads the rest from the shipped table
+        assert row[col["source"]] == ("computed" if row[col["noise_correlation"]] == 0 else "shipped")
+    for prefix in ("amplified_bound_at_most_f12_proved", "amplified_bound_lambda_zero_matches_pld",
+                   "amplified_shipped_f12_columns", "amplified_shipped_table_current"):
+        found = checks_named(result, prefix)
+        assert len(found) == 3 and all(c["kind"] == "invariant" and c["passed"] is True for c in found), prefix
+    assert len(checks_named(result, "amplified_cumulative_noise_lambda_zero_wins")) == 3
+    assert all(c["passed"] is None for c in checks_named(result, "amplified_estimate"))
+
+
+def test_amplified_invariants_fail_for_an_unsafe_or_loose_kappa(quick_results):
+    from privdyn.experiments.kan_privacy import amplified
+
+    experiment = registry.get(CAL)
+    config = experiment.config(quick=True)
+    outputs = {u.key: experiment.compute_unit(config, u, seed=0) for u in experiment.units(config)
+               if u.params["method"].startswith("amplified") and u.params.get("source") != "computed"}
+    for u in experiment.units(config):  # lambda = 0 from the shipped table too (same numbers, no calibration)
+        if u.params.get("source") == "computed":
+            outputs[u.key] = experiment.compute_unit(config, type(u)(u.key, {**u.params, "source": "shipped"}), 0)
+    _, _, checks = amplified.amplified_findings(outputs)
+    assert all(c.passed is not False for c in checks)
+    key = "accountant=amplified_bound/row=1/noise_correlation=0"
+    exact = outputs["accountant=amplified_exact/row=1"]["kappa"]
+    for kappa in (exact * 0.999, exact * 1.02):  # under-reports epsilon / looser than the rtol
+        bad = {**outputs, key: {**outputs[key], "kappa": kappa}}
+        (check,) = [c for c in amplified.amplified_findings(bad)[2]
+                    if c.name == "amplified_bound_lambda_zero_matches_pld row=1"]
+        assert check.passed is False
+    key = "accountant=amplified_bound/row=2/noise_correlation=0.5"
+    bad = {**outputs, key: {**outputs[key], "kappa": 100.0}}  # above F.12's 96.05 with constant 2
+    (check,) = [c for c in amplified.amplified_findings(bad)[2] if c.name == "amplified_bound_at_most_f12_proved row=2"]
+    assert check.passed is False
 
 
 def test_calibration_lambda_grid_change_reuses_the_accountant_units(quick_results, tmp_path):
@@ -243,6 +290,9 @@ def _closed_form_checks(experiment, config, outputs):
     for unit in experiment.units(config):
         if unit.params["method"] == "dp_accounting":
             full[unit.key] = fake_dp
+        elif unit.params["method"].startswith("amplified"):
+            full[unit.key] = {"kappa": 1.0, "source": "shipped", "rtol": 0.01, "seconds": 0.0, "shipped_kappa": 1.0,
+                              "shipped_rtol": 0.01, "shipped_seconds": 0.0, "shipped_f12": [1.0, 1.0]}
         elif unit.params["method"] == "spec_table":
             full[unit.key] = {"d9": 1.0, "f12": [1.0] * 5, "epsilon_half": 0.0, "epsilon_full": 0.0,
                               "f12_min_steps": 1}
@@ -275,6 +325,8 @@ def test_calibration_default_is_the_first_spec_row():
     (FIG, "num_steps", 0), (FIG, "num_coordinates", 1),
     (CAL, "batch_size", 60_000), (CAL, "delta", 0.0), (CAL, "epsilons", [0.0]), (CAL, "epsilons", [0.5, 0.5]),
     (CAL, "noise_correlations", [-0.1]), (CAL, "calibration_rtol", 0.5), (CAL, "n", 0),
+    (CAL, "amplified_computed_lambdas", [0.2]), (CAL, "amplified_computed_lambdas", [0.0, 0.0]),
+    (CAL, "amplified_rtol", 0.5),
 ])
 def test_bad_overrides_name_the_key(name, key, value):
     with pytest.raises(ConfigError, match=key):

@@ -65,24 +65,22 @@ def test_left_quick_contract(left_quick):
     for s in acc:
         assert len(s["y_low"]) == len(s["y_high"]) == len(s["standard_error"]) == len(s["y"])
         assert all(0 <= lo <= y <= hi <= 1 for lo, y, hi in zip(s["y_low"], s["y"], s["y_high"], strict=True))
-    # panel (b): separate series for lambda = 0 (dp-accounting, replace-one) and lambda > 0 (F.12, zero-out)
+    # panel (b): one series per dataset and epsilon, every kappa from the conditional-composition bound
     for ds in cfg["datasets"]:
-        cal = [s for s in acc if s["params"]["panel"] == "calibrated" and s["params"]["dataset"] == ds
-               and s["params"]["epsilon"] == 1]
-        labels = {(tuple(s["x"]) == (0,), s["params"]["accountant"], s["params"]["neighboring"],
-                   s["params"]["guarantee"]) for s in cal}
-        assert labels == {(True, "dp_accounting", "replace_one", "bound"), (False, "theorem_f12", "zero_out", "bound")}
+        cal = [s for s in acc if s["params"]["panel"] == "calibrated" and s["params"]["dataset"] == ds]
+        assert len(cal) == len(cfg["calibrated_epsilons"])
+        for s in cal:
+            assert s["x"] == sorted(cfg["noise_correlations"])
+            assert (s["params"]["accountant"], s["params"]["sampler"], s["params"]["neighboring"],
+                    s["params"]["guarantee"]) == ("amplified_bound", "fixed_size", "zero_out", "bound")
         same = [s for s in acc if s["params"]["panel"] == "same_noise" and s["params"]["dataset"] == ds]
         assert {s["params"]["epsilon"] for s in same} == set(cfg["epsilons"])
         assert all(s["x"] == sorted(cfg["noise_correlations"]) for s in same)
         assert all(s["params"]["guarantee_holds_at"] == "noise_correlation = 0 only" for s in same)
-        # the F.12 noise multiplier grows with lambda and exceeds the lambda = 0 one
-        kap = [s for s in result["series"] if s["params"]["quantity"] == "noise_multiplier"
-               and s["params"]["panel"] == "calibrated" and s["params"]["dataset"] == ds
-               and s["params"]["epsilon"] == 1]
-        f12 = next(s for s in kap if s["params"]["accountant"] == "theorem_f12")["y"]
-        zero = next(s for s in kap if s["params"]["accountant"] == "dp_accounting")["y"][0]
-        assert np.all(np.diff(f12) > 0) and f12[0] > zero
+        # the bound's kappa grows with lambda
+        kap = next(s for s in result["series"] if s["params"]["quantity"] == "noise_multiplier"
+                   and s["params"]["panel"] == "calibrated" and s["params"]["dataset"] == ds)["y"]
+        assert np.all(np.diff(kap) > 0)
     clip = [m for m in result["metrics"] if m["name"] == "clip_fraction"]
     assert clip and all(0 <= m["value"] <= 1 for m in clip)
 
@@ -92,37 +90,51 @@ def test_left_quick_checks(left_quick):
     assert not [c["name"] for c in result["checks"] if c["passed"] is False]
     invariants = [c for c in result["checks"] if c["kind"] == "invariant" and c["passed"] is not None]
     assert len(named(result, "nonprivate_equals_clipped_sgd")) == 2
+    cfg = result["config"]
+    for prefix in ("calibrated_lambda_zero_matches_pld", "calibrated_kappa_at_most_f12_proved"):
+        assert len([c for c in named(result, prefix) if c["passed"] is True]) == 2, prefix
+    assert not named(result, "calibrated_kappa_shipped_current")  # the quick config reads the shipped kappas
     assert len(invariants) >= 8
     claim = named(result, "figure1_left_moderate_lambda_wins")
     assert len(claim) == 1 and claim[0]["kind"] == "paper_claim" and claim[0]["passed"] is None
-    assert "tight accountant" in claim[0]["note"]
     findings = named(result, "interior_lambda_beats_zero")
-    cfg = result["config"]
-    assert len(findings) == 2 * len(cfg["datasets"]) * len(cfg["epsilons"])
+    assert len(findings) == len(cfg["datasets"]) * (len(cfg["epsilons"]) + len(cfg["calibrated_epsilons"]))
     for f in findings:
         assert f["kind"] == "finding" and f["passed"] is None
-        if "panel=calibrated epsilon=8" in f["name"]:
-            assert f["measured"] is None and "epsilon <= 1" in f["note"]
-            continue
         m = f["measured"]
         assert m["lambda_star"] > 0 and m["ci_lambda_zero"][0] <= m["accuracy_lambda_zero"] <= m["ci_lambda_zero"][1]
         assert m["interior_beats_zero"] == (m["accuracy_lambda_star"] > m["accuracy_lambda_zero"])
         if "calibrated" in f["name"]:
-            assert "tight accountant" in f["note"] and "cannot test" in f["note"]
+            assert "biased against lambda > 0" in f["note"]
+    paired = named(result, "calibrated_paired_difference")
+    assert len(paired) == len(cfg["datasets"]) * (len(cfg["noise_correlations"]) - 1)
+    for f in paired:
+        lo, hi = f["measured"]["ci"]
+        assert lo <= f["measured"]["difference"] <= hi and "biased against lambda > 0" in f["note"]
+    lr = named(result, "nonprivate_kan_against_logistic_regression")
+    assert len(lr) == 2 and all(0.5 < c["measured"]["logistic_regression"] <= 1 for c in lr)
 
 
-def test_left_overrides_and_f12_not_applicable(tmp_path):
-    # digits: n = 253, B = 64, T = 80 gives rT = 20 < 3 ln(2/delta): panel (b) has only lambda = 0
-    result = run(LEFT, out_dir=tmp_path, datasets=["digits_1_vs_7"], num_seeds=2, noise_correlations=[0, 0.5],
-                 epsilons=[0.5], num_steps=80, batch_size=64, width=4)
+def test_left_overrides_compute_the_kappas(tmp_path):
+    # a setting the shipped file lacks: the lambda = 0 kappa is computed (and checked against dp-accounting's PLD)
+    result = run(LEFT, out_dir=tmp_path, datasets=["digits_1_vs_7"], num_seeds=2, noise_correlations=[0],
+                 epsilons=[0.5], calibrated_epsilons=[2.0], num_steps=80, batch_size=64, width=4)
     assert result["config"]["num_steps"] == 80
     assert not [c["name"] for c in result["checks"] if c["passed"] is False]
-    f = next(c for c in named(result, "interior_lambda_beats_zero") if "calibrated" in c["name"])
-    assert f["measured"] is None and "rT >=" in f["note"]
-    assert named(result, "f12_noise_multiplier_closed_form")[0]["passed"] is None
-    cal = [s for s in result["series"] if s["params"]["panel"] == "calibrated"]
-    assert {s["params"]["accountant"] for s in cal} == {"dp_accounting"}
+    (check,) = named(result, "calibrated_lambda_zero_matches_pld")
+    assert check["passed"] is True and "(computed)" in check["note"]
+    assert named(result, "calibrated_kappa_at_most_f12_proved")[0]["passed"] is None  # epsilon > 1, no lambda > 0
     assert all(s["params"]["num_steps"] == 80 and s["params"]["width"] == 4 for s in result["series"])
+
+
+def test_left_shipped_kappas_match_the_default_config():
+    from privdyn.experiments.kan_training import kappas
+
+    for setting in kappas.default_settings():
+        entry = kappas.shipped(**setting)
+        assert entry is not None, setting
+        assert (entry["accountant"], entry["sampler"], entry["neighboring"], entry["guarantee"]) == (
+            "amplified_bound", "fixed_size", "zero_out", "bound")
 
 
 @pytest.mark.parametrize("key, value, fragment", [
@@ -134,6 +146,8 @@ def test_left_overrides_and_f12_not_applicable(tmp_path):
     ("spline_order", 2, "spline_order"),
     ("datasets", ["mnist"], "datasets"),
     ("delta", 1.5, "delta"),
+    ("calibrated_epsilons", [0.0], "calibrated_epsilons"),
+    ("kappa_source", "cached", "kappa_source"),
 ])
 def test_left_config_errors(key, value, fragment):
     with pytest.raises(ConfigError, match=fragment):

@@ -8,6 +8,9 @@ results.
 Unit outputs are normalised through JSON (``Infinity``/``NaN`` tokens allowed in this internal format) before they
 are cached *and* before they are assembled, so a resumed run assembles exactly the same data as an uninterrupted one.
 Only the process that runs the experiment (the client) reads and writes the cache; files are written atomically.
+Two runs into one folder share the work: a run computes a unit only while it holds the unit's lock
+(:meth:`UnitCache.lock`, an advisory ``flock`` on ``<key>.lock`` that the kernel releases when its holder dies, so a
+killed run leaves no stale lock), and a unit another run is computing is read from the cache once its lock is free.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +29,7 @@ import privdyn
 from privdyn.experiments.base import Unit
 from privdyn.experiments.outputs import atomic_write_text
 
-__all__ = ["source_hash", "tree_hash", "normalize", "UnitCache"]
+__all__ = ["source_hash", "tree_hash", "normalize", "UnitCache", "UnitLock"]
 
 CACHE_FORMAT = 1
 
@@ -68,6 +72,46 @@ def normalize(output: Mapping[str, Any]) -> dict[str, Any]:
     return json.loads(_dumps(output))
 
 
+class UnitLock:
+    """An exclusive advisory lock on one cache entry (``fcntl.flock``; where there is no ``fcntl``, always granted).
+
+    The lock file stays in place (deleting it would let two runs lock two different files of the same name); it is
+    created with the permissions of any new file, 0666 less the umask.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self, *, blocking: bool) -> bool:
+        """Take the lock; without ``blocking``, return False at once when another process holds it."""
+        if self._fd is not None:
+            raise RuntimeError(f"the lock {self.path} is already held by this object.")
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no sharing between runs, each computes its own units
+            self._fd = -1
+            return True
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        """Give the lock up (closing the file releases the ``flock``); a no-op when not held."""
+        fd, self._fd = self._fd, None
+        if fd is not None and fd >= 0:
+            os.close(fd)
+
+
 class UnitCache:
     """The cache of one experiment run: ``directory/<key>.json`` per unit."""
 
@@ -94,6 +138,10 @@ class UnitCache:
         if not isinstance(record, dict) or record.get("key") != key or "output" not in record:
             return None
         return record["output"]
+
+    def lock(self, key: str) -> UnitLock:
+        """The (not yet acquired) lock that a run holds while it computes the unit of ``key``."""
+        return UnitLock(self.directory / f"{key}.lock")
 
     def store(self, key: str, unit: Unit, output: Mapping[str, Any]) -> None:
         record = {"key": key, "unit_key": unit.key, **self._fields, "output": output}

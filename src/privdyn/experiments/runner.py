@@ -11,7 +11,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
-import itertools
 import logging
 import multiprocessing
 import os
@@ -24,7 +23,7 @@ from threadpoolctl import threadpool_limits
 
 from privdyn.experiments import outputs, plotting, registry
 from privdyn.experiments.base import Experiment, Unit
-from privdyn.experiments.cache import UnitCache, normalize
+from privdyn.experiments.cache import UnitCache, UnitLock, normalize
 from privdyn.experiments.config import (
     DEFAULT_EXECUTOR,
     DEFAULT_OUT_DIR,
@@ -67,6 +66,42 @@ class SerialExecutor(concurrent.futures.Executor):
         return future
 
 
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Pool worker initializer: end this worker when the process that started the pool dies (even by SIGKILL).
+
+    On Linux the kernel sends SIGKILL to the worker when its parent exits (``prctl(PR_SET_PDEATHSIG)``); elsewhere,
+    or if that call fails, a daemon thread polls the parent id and exits the worker once it is reparented. Either way
+    a killed ``privdyn`` command leaves no orphaned workers computing for nobody.
+    """
+    import signal
+    import sys
+    import threading
+
+    armed = False
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent_pid:  # the parent died before the worker got here
+        os._exit(1)
+    if armed:
+        return
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="privdyn-parent-watch", daemon=True).start()
+
+
 def _check_executor_spec(spec: str) -> None:
     if spec in ("serial", "local", "dask-local"):
         return
@@ -91,7 +126,8 @@ def open_executor(spec: str = DEFAULT_EXECUTOR, *,
                   connect_timeout_s: float = 10.0) -> Iterator[concurrent.futures.Executor]:
     """The executor for an ``--executor`` spec, closed on exit.
 
-    ``serial`` runs units in this process; ``local`` in a process pool with one worker per core; ``dask-local`` on a
+    ``serial`` runs units in this process; ``local`` in a process pool with one worker per core (each worker dies
+    with this process, see :func:`_die_with_parent`); ``dask-local`` on a
     new ``dask.distributed.LocalCluster`` (one single-threaded worker process per core); ``tcp://HOST:PORT`` on an
     existing Dask scheduler (its workers need the same privdyn version installed). A scheduler that cannot be reached
     within ``connect_timeout_s`` raises :class:`ConfigError` before anything runs.
@@ -102,8 +138,9 @@ def open_executor(spec: str = DEFAULT_EXECUTOR, *,
         return
     if spec == "local":
         workers = os.cpu_count() or 1
-        with concurrent.futures.ProcessPoolExecutor(max_workers=workers,
-                                                    mp_context=multiprocessing.get_context("spawn")) as pool:
+        spawn = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=spawn, initializer=_die_with_parent,
+                                                    initargs=(os.getpid(),)) as pool:
             yield pool
         return
     distributed = _dask()
@@ -182,7 +219,9 @@ def compute_units(experiment: Experiment, config: ExperimentConfig, *, seed: int
     """Run every unit not already cached; return all outputs by unit key (in the experiment's unit order).
 
     Each output is stored in ``cache`` as soon as its unit finishes, so an interrupted run loses only the units
-    in flight. With ``force`` the cache is ignored (and overwritten).
+    in flight. With ``force`` the cache is ignored (and overwritten). With a cache, a unit is computed only under its
+    lock (:meth:`UnitCache.lock`): a unit that another run into the same folder is computing is waited for and read
+    from the cache, so concurrent runs compute each unit once.
     """
     units = experiment.units(config)
     keys = [u.key for u in units]
@@ -208,11 +247,40 @@ def compute_units(experiment: Experiment, config: ExperimentConfig, *, seed: int
     # starts. Other executors get every unit at once and deliver them as they finish.
     window = 1 if isinstance(executor, SerialExecutor) else max(len(pending), 1)
     queue = iter(pending)
+    deferred: list[Unit] = []  # units whose lock another run holds: read from the cache once it is free
+    locks: dict[str, UnitLock] = {}
     in_flight: dict[concurrent.futures.Future, Unit] = {}
+
+    def claim(unit: Unit, blocking: bool) -> bool:
+        """True when this run computes the unit (holding its lock); False when it was deferred or found cached."""
+        if cache is None:
+            return True
+        lock = cache.lock(cache_keys[unit.key])
+        if not lock.acquire(blocking=blocking):
+            deferred.append(unit)
+            return False
+        cached = None if force else cache.load(cache_keys[unit.key])
+        if cached is not None:  # another run computed it while this one waited
+            lock.release()
+            results[unit.key] = cached
+            counts.cached += 1
+            if progress is not None:
+                progress(len(results), len(units))
+            return False
+        locks[unit.key] = lock
+        return True
+
     try:
         while True:
-            for unit in itertools.islice(queue, window - len(in_flight)):
-                in_flight[executor.submit(_run_unit, experiment, config, unit, seed)] = unit
+            while len(in_flight) < window:
+                candidate = next(queue, None)
+                blocking = False
+                if candidate is None:
+                    if in_flight or not deferred:
+                        break
+                    candidate, blocking = deferred.pop(0), True  # nothing else to do: wait for the other run
+                if claim(candidate, blocking):
+                    in_flight[executor.submit(_run_unit, experiment, config, candidate, seed)] = candidate
             if not in_flight:
                 break
             finished, _ = concurrent.futures.wait(in_flight, return_when=concurrent.futures.FIRST_COMPLETED)
@@ -222,6 +290,7 @@ def compute_units(experiment: Experiment, config: ExperimentConfig, *, seed: int
                 output = future.result()
                 if cache is not None:
                     cache.store(cache_keys[unit.key], unit, output)
+                    locks.pop(unit.key).release()
                 results[unit.key] = output
                 counts.computed += 1
                 if progress is not None:
@@ -230,6 +299,9 @@ def compute_units(experiment: Experiment, config: ExperimentConfig, *, seed: int
         for future in in_flight:
             future.cancel()
         raise
+    finally:
+        for lock in locks.values():
+            lock.release()
     return {key: results[key] for key in keys}
 
 

@@ -30,13 +30,17 @@ import numpy as np
 
 from privdyn import _check
 
-__all__ = ["BSplineBasis", "bspline_bounds", "cardinal_pieces", "num_basis"]
+__all__ = ["BSplineBasis", "bspline_bounds", "cardinal_pieces", "num_basis", "MAX_SPLINE_ORDER"]
+
+MAX_SPLINE_ORDER = 20
+"""The highest B-spline degree: the exact rational pieces cost O(k³) and their float roots lose accuracy beyond it."""
 
 
 def num_basis(*, grid_size: int, spline_order: int = 3) -> int:
     """The number ``p = grid_size + spline_order`` of basis functions of the extended uniform grid."""
     _check.integer(minimum=1, grid_size=grid_size)
     _check.integer(minimum=0, spline_order=spline_order)
+    _check.at_most(MAX_SPLINE_ORDER, spline_order=spline_order)
     return int(grid_size) + int(spline_order)
 
 
@@ -59,6 +63,7 @@ def _cardinal_pieces_exact(spline_order: int) -> tuple[tuple[Fraction, ...], ...
 def cardinal_pieces(spline_order: int, derivative: int = 0) -> np.ndarray:
     """The polynomial pieces of the cardinal B-spline ``N_k`` (a fresh array); see :func:`_cardinal_pieces`."""
     _check.integer(minimum=0, spline_order=spline_order, derivative=derivative)
+    _check.at_most(MAX_SPLINE_ORDER, spline_order=spline_order)
     return _cardinal_pieces(int(spline_order), int(derivative)).copy()
 
 
@@ -116,7 +121,7 @@ def bspline_bounds(*, grid_size: int, spline_order: int = 3,
 
     Args:
         grid_size: number ``G >= 1`` of grid intervals on ``interval``.
-        spline_order: polynomial degree ``k >= 0`` of the B-splines (3 = cubic).
+        spline_order: polynomial degree ``k`` of the B-splines (3 = cubic), in [0, :data:`MAX_SPLINE_ORDER`].
         interval: ``(lo, hi)`` with ``lo < hi``, finite.
 
     Returns:
@@ -124,6 +129,7 @@ def bspline_bounds(*, grid_size: int, spline_order: int = 3,
     """
     _check.integer(minimum=1, grid_size=grid_size)
     _check.integer(minimum=0, spline_order=spline_order)
+    _check.at_most(MAX_SPLINE_ORDER, spline_order=spline_order)
     lo, hi = _interval(interval)
     k = int(spline_order)
     h = (hi - lo) / int(grid_size)
@@ -161,6 +167,7 @@ class BSplineBasis:
     def __post_init__(self) -> None:
         _check.integer(minimum=1, grid_size=self.grid_size)
         _check.integer(minimum=0, spline_order=self.spline_order)
+        _check.at_most(MAX_SPLINE_ORDER, spline_order=self.spline_order)
         object.__setattr__(self, "interval", _interval(self.interval))
         object.__setattr__(self, "grid_size", int(self.grid_size))
         object.__setattr__(self, "spline_order", int(self.spline_order))

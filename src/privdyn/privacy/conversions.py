@@ -341,7 +341,8 @@ def zcdp_to_epsilon(zcdp: Any, *, delta: Any, method: str = "bun_steinke") -> fl
     Shapes: zcdp and delta broadcast together; scalars give a float, arrays an array of the broadcast shape.
 
     Args:
-        zcdp: the zCDP parameter (dp_accounting's rho), finite and >= 0; 0 gives epsilon = 0.
+        zcdp: the zCDP parameter (dp_accounting's rho), finite and >= 0; 0 gives epsilon = 0. A ``zcdp`` whose
+            epsilon exceeds the float range (about 1.8e308) raises ``ValueError``.
         delta: in (0, 1).
         method: ``"bun_steinke"`` or ``"optimal"``.
 
@@ -354,8 +355,14 @@ def zcdp_to_epsilon(zcdp: Any, *, delta: Any, method: str = "bun_steinke") -> fl
     _check.one_of(ZCDP_CONVERSION_METHODS, method=method)
     scalar, (rho, dlt) = _broadcast(zcdp=zcdp, delta=delta)
     if method == "bun_steinke":
-        return _output(_bun_steinke_epsilon(rho, dlt), scalar)
-    values = np.array([_optimal_epsilon_scalar(float(r), float(d)) for r, d in zip(rho.flat, dlt.flat, strict=True)])
+        with np.errstate(over="ignore"):
+            value = _bun_steinke_epsilon(rho, dlt)
+        _check.representable(value, "epsilon", zcdp=zcdp)
+        return _output(value, scalar)
+    with np.errstate(over="ignore"):
+        values = np.array([_optimal_epsilon_scalar(float(r), float(d))
+                           for r, d in zip(rho.flat, dlt.flat, strict=True)])
+    _check.representable(values, "epsilon", zcdp=zcdp)
     return _output(values.reshape(rho.shape), scalar)
 
 
@@ -481,8 +488,15 @@ def gaussian_zcdp(*, sensitivity: Any, noise_std: Any) -> float | np.ndarray:
     ``alpha * zcdp`` at every order.
 
     Shapes: sensitivity and noise_std broadcast together; scalars give a float.
+
+    Raises:
+        ValueError: a negative ``sensitivity``, a ``noise_std`` <= 0, or a ratio so large that the zCDP exceeds the
+            float range (about 1.8e308).
     """
     _check.non_negative(sensitivity=sensitivity)
     _check.positive(noise_std=noise_std)
     scalar, (sens, std) = _broadcast(sensitivity=sensitivity, noise_std=noise_std)
-    return _output(0.5 * (sens / std) ** 2, scalar)
+    with np.errstate(over="ignore"):
+        value = 0.5 * (sens / std) ** 2
+    _check.representable(value, "the zCDP", sensitivity=sensitivity, noise_std=noise_std)
+    return _output(value, scalar)

@@ -138,7 +138,8 @@ def noise_multiplier_theorem_f12(noise_correlation: float, *, n: int, batch_size
                          "more steps or a larger batch.")
     tau = rate_steps + math.sqrt(rate_steps * chernoff)
     factor = _geometric_sum(lam, num_steps)
-    kappa = math.sqrt(float(constant) * factor**2 * tau * math.log(2.5 / dlt)) / eps
+    kappa = math.sqrt(float(constant) * tau * math.log(2.5 / dlt)) * factor / eps
+    _check.representable(kappa, "the noise multiplier", epsilon=epsilon, num_steps=num_steps)
     return PrivacyLoss(value=kappa, guarantee=Guarantee.BOUND, quantity="noise_multiplier",
                        neighboring=NeighboringRelation.ZERO_OUT,
                        source=f"{_PAPER}, Theorem F.12 (= Thm 5.1), constant {float(constant):g} "
@@ -167,7 +168,9 @@ def noise_multiplier_theorem_d9(*, n: int, batch_size: int, num_steps: int, epsi
     n, batch_size, num_steps = _sizes(n, batch_size, num_steps)
     eps, dlt = _epsilon_delta(epsilon, delta)
     q2t = (batch_size / n) ** 2 * num_steps
-    kappa = math.sqrt(16.0 * q2t / eps + 32.0 * q2t * math.log(1.0 / dlt) / eps**2)
+    # the same kappa as sqrt(q2t) sqrt(16 eps + 32 ln(1/delta)) / eps: eps**2 would underflow for a tiny epsilon
+    kappa = math.sqrt(q2t) * math.sqrt(16.0 * eps + 32.0 * math.log(1.0 / dlt)) / eps
+    _check.representable(kappa, "the noise multiplier", epsilon=epsilon, num_steps=num_steps)
     return PrivacyLoss(value=kappa, guarantee=Guarantee.HEURISTIC, quantity="noise_multiplier",
                        neighboring=NeighboringRelation.REPLACE_ONE,
                        source=f"{_PAPER}, Theorem D.9 (= Thm 5.4); c_sgm = 8 keeps only the leading term of "

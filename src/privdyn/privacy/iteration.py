@@ -95,12 +95,15 @@ def noise_calibration(step_sizes: Any, *, rho: float) -> np.ndarray:
 
     Raises:
         ValueError: ``rho`` <= 0; ``step_sizes`` empty, not 1-D, negative, non-finite, or increasing (the message
-            names the first index where it increases).
+            names the first index where it increases); a ``rho`` so small that a multiplier exceeds the float range.
     """
     rho = _rho(rho)
     eta = validate_step_sizes(step_sizes)
     following = np.append(eta[1:], 0.0)
-    return np.sqrt((eta - following) * (eta + following)) / rho
+    with np.errstate(over="ignore"):
+        sigma = np.sqrt((eta - following) * (eta + following)) / rho
+    _check.representable(sigma, "a noise multiplier", rho=rho)
+    return sigma
 
 
 def privacy_level(step_sizes: Any, noise_multipliers: Any) -> PrivacyLoss:
@@ -147,10 +150,13 @@ def privacy_level(step_sizes: Any, noise_multipliers: Any) -> PrivacyLoss:
 def rho_to_zcdp(rho: Any) -> float | np.ndarray:
     """The standard zCDP parameter ρ²/2 of the dpgd paper's privacy level ``rho`` (its Definition 3.1).
 
-    Shapes: scalar -> float, array -> array.
+    Shapes: scalar -> float, array -> array. Raises ``ValueError`` above about ρ = 1.9e154, where ρ²/2 exceeds the
+    float range.
     """
     _check.non_negative(rho=rho)
-    values = 0.5 * np.asarray(rho, dtype=float) ** 2
+    with np.errstate(over="ignore"):
+        values = 0.5 * np.asarray(rho, dtype=float) ** 2
+    _check.representable(values, "the zCDP rho**2/2", rho=rho)
     return float(values) if values.ndim == 0 else values
 
 

@@ -6,7 +6,7 @@
 * :class:`AdaSSPRegression` — sufficient-statistics perturbation with an adaptive ridge (Wang 2018, arXiv
   1803.02596, Algorithm 2), its three Gaussian releases calibrated in zCDP.
 
-Both take public bounds (``feature_norm`` on ‖x‖, ``label_bound`` on |y|), account for every release in ``privacy_``
+Both take public bounds (``feature_norm`` on ‖x‖, ``label_bound`` on ``|y|``), account for every release in ``privacy_``
 under replace-one neighbours, and follow scikit-learn's estimator API (``Pipeline``, ``GridSearchCV``, pickling,
 pandas input). A search over private fits composes privacy: k fits on the same data spend k budgets.
 

@@ -13,7 +13,7 @@ column inside the ball). Three Gaussian releases, each with a third of the zCDP 
 and θ̂ = (XᵀX + s₂E + λI)⁻¹(Xᵀy + s₃z). p is ``failure_probability`` (Wang's ρ, default 0.05).
 
 **Calibration in zCDP, replace-one neighbours** (the relation of :class:`~privdyn.sklearn.DPLinearRegression`).
-Replacing a row x by x′ (‖x‖, ‖x′‖ <= R, |y|, |y′| <= B) moves λ_min(XᵀX) by at most R² (Weyl's inequality), the
+Replacing a row x by x′ (‖x‖, ‖x′‖ <= R, ``|y|``, ``|y′|`` <= B) moves λ_min(XᵀX) by at most R² (Weyl's inequality), the
 upper triangle of XᵀX by at most ‖xxᵀ − x′x′ᵀ‖_F <= √2·R² and Xᵀy by at most 2RB. A Gaussian mechanism of L2
 sensitivity Δ and noise std s is Δ²/(2s²)-zCDP (Bun & Steinke 2016, arXiv 1605.02065, Proposition 1.6), so
 s_j = Δ_j/√(2·zcdp/3), and the three compose to zcdp (Lemma 2.3 there); the total zcdp is the largest whose
@@ -47,7 +47,7 @@ class AdaSSPRegression(PrivateLinearModel):
         epsilon: ε > 0 of the (ε, δ)-DP guarantee of the whole fit.
         delta: δ in (0, 1); None means 1/n^1.1 for the n training rows, chosen at fit and recorded in ``privacy_``.
         feature_norm: F > 0, a public bound on ‖x‖ (rows are projected onto the ball). Required.
-        label_bound: B > 0, a public bound on |y| (labels are clipped). Required.
+        label_bound: B > 0, a public bound on ``|y|`` (labels are clipped). Required.
         fit_intercept: learn an intercept, as the coefficient of a constant feature F/√d inside the ball.
         failure_probability: p in (0, 1), the probability allowed for the ridge to be too small (Wang's ρ).
         random_state: None (fresh entropy), an int (reproducible) or a numpy Generator: draws the noise.

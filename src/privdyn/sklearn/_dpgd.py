@@ -92,7 +92,7 @@ class DPLinearRegression(PrivateLinearModel):
         epsilon: ε > 0 of the (ε, δ)-DP guarantee of the whole fit.
         delta: δ in (0, 1); None means 1/n^1.1 for the n training rows, chosen at fit and recorded in ``privacy_``.
         feature_norm: F > 0, a public bound on ‖x‖: every row is projected onto the ball ‖x‖ <= F. Required.
-        label_bound: B > 0, a public bound on |y|: every label is clipped to [−B, B]. Required.
+        label_bound: B > 0, a public bound on ``|y|``: every label is clipped to [−B, B]. Required.
         fit_intercept: learn an intercept, as the coefficient of a constant feature F/√d inside the ball.
         schedule: ``"auto"`` (the planner's best of constant, polynomial and harmonic learning rates) or one family.
         label_noise: a public guess of the label-noise standard deviation, in the units of y, in (0, B); None
@@ -106,7 +106,8 @@ class DPLinearRegression(PrivateLinearModel):
             noise.
 
     Attributes:
-        coef_: (n_features_in_,) the private coefficients; intercept_: the private intercept (0 without one).
+        coef_: the private coefficients, shape ``(n_features_in_,)``.
+        intercept_: the private intercept (0 without one).
         privacy_: the privacy spent: ``epsilon``, ``delta`` (and ``delta_rule``), ``zcdp``, ``neighboring``
             (``replace_one``), ``guarantee`` (``bound``), ``shares`` (training, planning, preprocessing: what each
             used), the accountant, its assumptions and the statement's text.

@@ -4,15 +4,17 @@ Every (noise strategy, sampler, neighbouring relation) goes through :func:`privd
 which either names the accountant that covers it (with its guarantee label) or raises
 :class:`~privdyn.privacy.accounting.NotAccountableError`: a combination it refuses is refused when the
 :class:`DPSGDAccountant` is built, before any training step. ``epsilon`` and the calibrated ``noise_multiplier`` come
-from :func:`~privdyn.privacy.accounting.dpsgd_epsilon` and :func:`~privdyn.privacy.accounting.dpsgd_noise_multiplier`
-(e.g. the kan paper's Theorem F.12 for lambda-CGD under fixed-size sampling, Wang et al., arXiv 2605.12648, valid for
-``epsilon <= 1`` and ``r T >= 3 ln(2 / delta)`` only; dp-accounting for independent noise). ``noise_multiplier`` is
-the noise std on the **sum** of clipped per-example gradients divided by the clip.
+from :func:`~privdyn.privacy.accounting.dpsgd_epsilon` and :func:`~privdyn.privacy.accounting.dpsgd_noise_multiplier`:
+dp-accounting for independent noise; for lambda-CGD, banded-inverse, Toeplitz and BLT noise under fixed-size
+(zero-out) or Poisson sampling, the amplified bound of Theorem F.8's pair (Wang et al., arXiv 2605.12648; conditional
+composition of mixture-of-Gaussians PLDs, Choquette-Choo et al., arXiv 2310.15526), and for lambda-CGD under
+fixed-size sampling the smaller of it and Theorem F.12. The amplified bound costs seconds per evaluation, so
+``privacy_spent`` is for reporting, not for every step. ``noise_multiplier`` is the noise std on the **sum** of
+clipped per-example gradients divided by the clip.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -44,7 +46,7 @@ class DPSGDAccountant:
             validity is refused before training.
 
     Raises:
-        NotAccountableError: the combination is not on the allow-list (or the planned run is outside its validity).
+        NotAccountableError: the combination is not on the allow-list.
     """
 
     def __init__(self, strategy: Strategy, *, sampler: str, neighboring: str, n: int, batch_size: int,
@@ -81,26 +83,13 @@ class DPSGDAccountant:
                                            sampler=self.sampler, neighboring=self.neighboring)
 
     def privacy_spent(self, delta: float) -> PrivacyLoss:
-        """``epsilon`` of the steps taken so far, at ``delta``.
-
-        Where the accountant cannot cover the first ``t`` steps alone (Theorem F.12 needs ``r t >= 3 ln(2 / delta)``)
-        but covers the planned run of ``num_steps``, that bound is returned: the first ``t`` releases are a function of
-        the planned run's, so its guarantee covers them (post-processing); ``source`` says so.
-        """
+        """``epsilon`` of the steps taken so far, at ``delta``."""
         if self.steps == 0:
             _check.scalar(delta=delta)
             _check.in_range(0.0, 1.0, closed="neither", delta=delta)
             return PrivacyLoss(value=0.0, guarantee="exact", quantity="epsilon", neighboring=self.neighboring,
                                sampler=self.sampler, source="no step taken")
-        not_accountable = _accounting().NotAccountableError
-        try:
-            return self.epsilon(self.steps, delta)
-        except not_accountable:
-            if self.num_steps is None or self.steps >= self.num_steps:
-                raise
-            planned = self.epsilon(self.num_steps, delta)
-        return dataclasses.replace(planned, source=f"{planned.source}; the bound of the planned run of "
-                                   f"{self.num_steps} steps, which covers its first {self.steps} by post-processing")
+        return self.epsilon(self.steps, delta)
 
     def state_dict(self) -> dict[str, Any]:
         return {"steps": self.steps}
@@ -116,13 +105,16 @@ class DPSGDAccountant:
 
 
 def calibrate_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: float, n: int, batch_size: int,
-                               num_steps: int, sampler: str, neighboring: str) -> PrivacyLoss:
-    """The smallest ``noise_multiplier`` whose run of ``num_steps`` steps is ``(epsilon, delta)``-DP (safe side).
+                               num_steps: int, sampler: str, neighboring: str, rtol: float = 1e-4) -> PrivacyLoss:
+    """The smallest ``noise_multiplier`` (to ``rtol``) whose run of ``num_steps`` steps is ``(epsilon, delta)``-DP,
+    on the safe side. A calibration by the amplified bound (correlated noise) costs one bound evaluation (seconds)
+    per search step: ``rtol=1e-2`` keeps it to tens of seconds at small sizes.
 
     Refuses, like :class:`DPSGDAccountant`, every combination the allow-list refuses.
     """
     loss = _accounting().dpsgd_noise_multiplier(strategy, epsilon=epsilon, delta=delta, n=n, batch_size=batch_size,
-                                                num_steps=num_steps, sampler=sampler, neighboring=neighboring)
+                                                num_steps=num_steps, sampler=sampler, neighboring=neighboring,
+                                                rtol=rtol)
     if not math.isfinite(float(loss)):
         raise ValueError(f"no finite noise_multiplier reaches epsilon={epsilon!r} at delta={delta!r}.")
     return loss

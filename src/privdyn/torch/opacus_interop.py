@@ -180,18 +180,19 @@ class PrivacyEngine:
                                   data_loader: torch.utils.data.DataLoader, target_epsilon: float,
                                   target_delta: float, max_grad_norm: float, epochs: int | None = None,
                                   num_steps: int | None = None, batch_first: bool = True,
-                                  loss_reduction: str = "mean",
+                                  loss_reduction: str = "mean", rtol: float = 1e-4,
                                   ) -> tuple[nn.Module, DPOptimizer, torch.utils.data.DataLoader]:
-        """:meth:`make_private` with the smallest ``noise_multiplier`` whose planned run is
+        """:meth:`make_private` with the smallest ``noise_multiplier`` (to ``rtol``) whose planned run is
         ``(target_epsilon, target_delta)``-DP under privdyn's accountant (the calibration is kept in
-        :attr:`calibration`, with its label)."""
+        :attr:`calibration`, with its label). Correlated noise is calibrated by the amplified bound, seconds per
+        search step: ``rtol=1e-2`` keeps it short."""
         n, batch_size = self._sizes(data_loader)
         horizon = self._horizon(epochs, num_steps, max(n // batch_size, 1))
         if horizon is None:
             raise ValueError("give epochs or num_steps: the calibration needs the horizon; got neither.")
         self.calibration = calibrate_noise_multiplier(self.strategy, epsilon=target_epsilon, delta=target_delta, n=n,
                                                       batch_size=batch_size, num_steps=horizon, sampler=self.sampler,
-                                                      neighboring=self.neighboring)
+                                                      neighboring=self.neighboring, rtol=rtol)
         return self.make_private(module=module, optimizer=optimizer, data_loader=data_loader,
                                  noise_multiplier=float(self.calibration), max_grad_norm=max_grad_norm,
                                  num_steps=horizon, delta=target_delta, batch_first=batch_first,

@@ -272,13 +272,14 @@ class PrivateOptimizer:
     @classmethod
     def with_epsilon(cls, optimizer: torch.optim.Optimizer, module: nn.Module, loss_fn: LossFn | None = None, *,
                      epsilon: float, delta: float, clip: float, batch_size: int, n: int, num_steps: int,
-                     sampler: str, neighboring: str, strategy: Strategy | None = None, **kwargs: Any,
-                     ) -> PrivateOptimizer:
+                     sampler: str, neighboring: str, strategy: Strategy | None = None, rtol: float = 1e-4,
+                     **kwargs: Any) -> PrivateOptimizer:
         """A :class:`PrivateOptimizer` whose ``noise_multiplier`` is calibrated so that ``num_steps`` steps are
-        ``(epsilon, delta)``-DP under the given sampler and relation (``make_private_with_epsilon``)."""
+        ``(epsilon, delta)``-DP under the given sampler and relation (``make_private_with_epsilon``), within ``rtol``
+        of the smallest such multiplier (:func:`~privdyn.torch.accountant.calibrate_noise_multiplier`)."""
         strategy = Independent() if strategy is None else strategy
         kappa = calibrate_noise_multiplier(strategy, epsilon=epsilon, delta=delta, n=n, batch_size=batch_size,
-                                           num_steps=num_steps, sampler=sampler, neighboring=neighboring)
+                                           num_steps=num_steps, sampler=sampler, neighboring=neighboring, rtol=rtol)
         private = cls(optimizer, module, loss_fn, clip=clip, noise_multiplier=float(kappa), batch_size=batch_size,
                       strategy=strategy, num_steps=num_steps, n=n, sampler=sampler, neighboring=neighboring,
                       delta=delta, **kwargs)

@@ -61,8 +61,8 @@ class _Drive:
 
     @property
     def noise_factor(self) -> float:
-        """2c²γ²/ρ²: b = noise_factor · (−dη̃²/dt)."""
-        return 2.0 * self.clip**2 * self.aspect_ratio**2 / self.rho**2
+        """2c²γ²/ρ²: b = noise_factor · (−dη̃²/dt) (as 2(cγ/ρ)², finite whenever :func:`_drive` accepted it)."""
+        return 2.0 * (self.clip * self.aspect_ratio / self.rho) ** 2
 
     def value(self, t: float) -> float:
         return float(np.asarray(self.learning_rate.value(np.array([t])), dtype=float)[0])
@@ -161,7 +161,13 @@ def _drive(learning_rate: Any, aspect_ratio: Any, clip: Any, rho: Any, label_noi
         warnings.warn("label_noise=0 is outside the theory of arXiv 2505.16329: Assumption 1 needs label_noise "
                       "(zeta) > 0, on which the Lipschitz arguments behind Theorem 1 rely; running anyway.",
                       OutsideTheoryWarning, stacklevel=3)
-    return _Drive(learning_rate, float(aspect_ratio), float(clip), float(rho), float(label_noise))
+    drive = _Drive(learning_rate, float(aspect_ratio), float(clip), float(rho), float(label_noise))
+    with np.errstate(over="ignore", divide="ignore", under="ignore"):
+        scales = np.array([drive.cap, 2.0 * (np.float64(drive.clip) * drive.aspect_ratio / drive.rho) ** 2,
+                           np.float64(drive.label_noise) ** 2, np.float64(drive.clip) ** 2])
+    _check.representable(scales, "2/aspect_ratio, 2 clip² aspect_ratio²/rho², label_noise² or clip²",
+                         aspect_ratio=aspect_ratio, clip=clip, rho=rho, label_noise=label_noise)
+    return drive
 
 
 def _validate_times(times: Any) -> np.ndarray:

@@ -12,7 +12,15 @@ from privdyn import _check
 from privdyn.hsgd_problem import HSGDProblem, RiskCurve, _frozen, _GroupMoments
 from privdyn.schedules import LearningRate
 
-__all__ = ["volterra_risk", "volterra_dense_reference"]
+__all__ = ["volterra_risk", "volterra_dense_reference", "MAX_REFINEMENTS", "MAX_GRID_STEPS",
+           "MAX_DENSE_GRID_STEPS"]
+
+MAX_REFINEMENTS = 16
+"""The largest ``refinements`` of :func:`volterra_risk` (each one doubles the cost)."""
+MAX_GRID_STEPS = 2**20
+"""The most quadrature steps on the finest grid of :func:`volterra_risk` (about a second per 10 eigen-groups)."""
+MAX_DENSE_GRID_STEPS = 2**12
+"""The most quadrature steps of :func:`volterra_dense_reference` (its cost grows as the square of the steps)."""
 
 
 # Rows of the (N, m) exponential tables evaluated at once: bounds the memory at _CHUNK·m doubles per table.
@@ -34,6 +42,17 @@ def _times(times: Any) -> np.ndarray:
     if np.any(np.diff(ts) <= 0):
         raise ValueError("times must be strictly increasing.")
     return ts
+
+
+def _check_grid_size(times: np.ndarray, max_step: float, level: int, limit: int = MAX_GRID_STEPS) -> None:
+    """The finest grid of :func:`_build_grid` has at most ``limit`` steps (ValueError otherwise)."""
+    points = times if times[0] == 0.0 else np.concatenate(([0.0], times))
+    with np.errstate(over="ignore"):
+        steps = float(np.sum(np.maximum(np.ceil(np.diff(points) / max_step * (1 - 1e-9)), 1.0))) * 2.0**level
+    if not steps <= limit:
+        raise ValueError(f"max_step={max_step!r} with refinements={level} over times up to {float(points[-1])!r} needs "
+                         f"{steps:.3g} quadrature steps; at most {limit} are allowed "
+                         "(raise max_step or lower refinements).")
 
 
 def _build_grid(times: np.ndarray, max_step: float, level: int) -> tuple[np.ndarray, np.ndarray]:
@@ -245,7 +264,8 @@ def volterra_risk(problem: HSGDProblem, times: Any, *, max_step: float, refineme
         problem: the :class:`HSGDProblem`.
         times: (T,) strictly increasing times ≥ 0 at which to report (0 is always on the grid).
         max_step: the largest quadrature step of the coarsest grid, e.g. 1/d for the SGD grid.
-        refinements: number R ≥ 0 of grid halvings for the Romberg extrapolation (0: plain product trapezoid).
+        refinements: number R of grid halvings for the Romberg extrapolation (0: plain product trapezoid), in
+            [0, :data:`MAX_REFINEMENTS`]; the finest grid may hold at most :data:`MAX_GRID_STEPS` steps.
         with_variance: also return the (T, m) per-direction variances V_jj(t) of each group (eq. (10)).
 
     Returns:
@@ -254,6 +274,8 @@ def volterra_risk(problem: HSGDProblem, times: Any, *, max_step: float, refineme
     ts = _times(times)
     _check.positive(max_step=max_step)
     _check.integer(minimum=0, refinements=refinements)
+    _check.at_most(MAX_REFINEMENTS, refinements=refinements)
+    _check_grid_size(ts, float(max_step), int(refinements))
     levels_p: list[np.ndarray] = []
     levels_r: list[np.ndarray] = []
     levels_v: list[np.ndarray | None] = []
@@ -282,14 +304,15 @@ def volterra_dense_reference(problem: HSGDProblem, times: Any, *, max_step: floa
     Same grid and quadrature as :func:`volterra_risk` with ``refinements=0``, but every kernel value K(t_k, t_i) =
     (γ(t_i)²/d) Σ_g n_g λ_g² exp(−2a_g(Γ(t_k) − Γ(t_i))) (and the three other kernels of (6)-(7)) is built from the Γ
     difference of its own pair (k, i), and the forcing 𝒫(X^gf) from the gradient-flow mean written directly as
-    e^{−aΓ}x_0 + (1 − e^{−aΓ})x* (the gradient flow, eq. (5)). Cost O(N²·m) time, O(N·m) memory. Public, documented, and
-    not meant for production use.
+    e^{−aΓ}x_0 + (1 − e^{−aΓ})x* (the gradient flow, eq. (5)). Cost O(N²·m) time, O(N·m) memory, so N is at most
+    :data:`MAX_DENSE_GRID_STEPS` (ValueError otherwise). Public, documented, and not meant for production use.
 
     Returns:
         A :class:`RiskCurve` with ``method="volterra"`` and no error estimate.
     """
     ts = _times(times)
     _check.positive(max_step=max_step)
+    _check_grid_size(ts, float(max_step), 0, MAX_DENSE_GRID_STEPS)
     grid, out = _build_grid(ts, float(max_step), 0)
     d = problem.dim
     lam = problem.spectrum.eigenvalues

@@ -14,6 +14,7 @@ import numpy as np
 from privdyn import _check
 from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.config import ExperimentConfig
+from privdyn.experiments.kan_privacy import amplified
 from privdyn.experiments.kan_privacy.common import CLAIM, INVARIANT, PAPER, _check_noise_correlations
 from privdyn.experiments.naming import json_number, printed_value, unit_key
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
@@ -121,6 +122,11 @@ class CalibrationConfig(ExperimentConfig):
     ``calibration_rtol``: dp-accounting's kappa is the upper end of a bracket of relative width at most this (the
     kappa smaller by the factor 1 + rtol gives more than the target epsilon). The reference table's three rows are
     evaluated at their own fixed settings whatever the config.
+
+    ``amplified_computed_lambdas``: the lambdas (of 0, 0.3, 0.5, 0.7, 0.9) whose conditional-composition kappa is
+    calibrated now, at every reference setting, to ``amplified_rtol``; the others are read from the shipped table
+    (``privdyn.privacy.amplification.reference_table``). The full config computes all five (minutes), the quick one
+    lambda = 0 only (seconds).
     """
 
     n: int = 50_000
@@ -130,8 +136,10 @@ class CalibrationConfig(ExperimentConfig):
     epsilons: tuple[float, ...] = (0.25, 0.5, 1.0)
     noise_correlations: tuple[float, ...] = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9)
     calibration_rtol: float = 1e-4
+    amplified_computed_lambdas: tuple[float, ...] = _TABLE_LAMBDAS
+    amplified_rtol: float = 0.01
 
-    quick_overrides = {"epsilons": (0.5, 1.0)}
+    quick_overrides = {"epsilons": (0.5, 1.0), "amplified_computed_lambdas": (0.0,)}
 
     def validate(self) -> None:
         _check.integer(minimum=1, n=self.n, batch_size=self.batch_size, num_steps=self.num_steps)
@@ -143,6 +151,11 @@ class CalibrationConfig(ExperimentConfig):
             raise ValueError(f"epsilons must not repeat a value; got {list(self.epsilons)}.")
         _check_noise_correlations(self.noise_correlations)
         _check.in_range(1e-12, 0.1, closed="both", calibration_rtol=self.calibration_rtol)
+        bad = [v for v in self.amplified_computed_lambdas if v not in _TABLE_LAMBDAS]
+        if bad or len(set(self.amplified_computed_lambdas)) != len(self.amplified_computed_lambdas):
+            raise ValueError(f"amplified_computed_lambdas must be distinct values of {list(_TABLE_LAMBDAS)}; got "
+                             f"{list(self.amplified_computed_lambdas)}.")
+        _check.in_range(1e-3, 0.1, closed="both", amplified_rtol=self.amplified_rtol)
 
     @property
     def sampling_prob(self) -> float:
@@ -175,7 +188,13 @@ class Calibration(Experiment):
       0.39 / 0.40 / 0.21 reading kappa), F.12 ~7x D.9 in the first row, and T >= 3662 before F.12 applies there;
     * findings: D.9's kappa checked by dp-accounting at the config (D.9 is heuristic), and §2.4(d): with the
       paper's own calibration F.12, kappa grows with lambda and the cumulative noise variance at T,
-      ``kappa(lambda)^2 (1 + (1 - lambda)^2 (T - 1))``, is smallest at lambda = 0.
+      ``kappa(lambda)^2 (1 + (1 - lambda)^2 (T - 1))``, is smallest at lambda = 0;
+    * the amplified column (:mod:`.amplified`, at the three reference settings and lambda in {0, 0.3, 0.5, 0.7,
+      0.9}): invariants that the conditional-composition bound's kappa is at most Theorem F.12's with the proved
+      constant 2, that at lambda = 0 it equals dp-accounting's PLD calibration of the Poisson-subsampled Gaussian
+      within its rtol, that the shipped table's F.12 columns match the transcription and that recomputed entries
+      match the shipped ones; findings for the cumulative noise under the bound's calibration and for the
+      Monte-Carlo estimate (out of reach at T >= 100).
     """
 
     name = "kan-calibration"
@@ -193,12 +212,16 @@ class Calibration(Experiment):
                 units.append(Unit(unit_key(accountant="dp_accounting", sampling=sampling, epsilon=eps),
                                   {"method": "dp_accounting", "sampling": sampling, "epsilon": eps}))
         units += [Unit(f"spec_table/row={i + 1}", {"method": "spec_table", "row": i}) for i in range(len(_REF_TABLE))]
+        units += [Unit(key, params) for key, params in
+                  amplified.amplified_units(tuple(float(v) for v in config.amplified_computed_lambdas))]
         return units
 
     def unit_config(self, config: CalibrationConfig, unit: Unit) -> Mapping[str, Any]:
         method = unit.params["method"]
         if method == "spec_table":
             return {"row": unit.params["row"]}
+        if method.startswith("amplified"):
+            return amplified.amplified_unit_config(unit.params, config.amplified_rtol)
         sizes = {k: getattr(config, k) for k in _SIZE_KEYS}
         if method == "dp_accounting":
             return {**sizes, **unit.params, "calibration_rtol": config.calibration_rtol}
@@ -210,6 +233,10 @@ class Calibration(Experiment):
             return self._closed_form_unit(config)
         if method == "dp_accounting":
             return self._dp_accounting_unit(config, unit.params["sampling"], float(unit.params["epsilon"]))
+        if method == "amplified_bound":
+            return amplified.compute_amplified_unit(unit.params, config.amplified_rtol)
+        if method == "amplified_exact":
+            return amplified.compute_exact_unit(unit.params)
         return self._table_unit(int(unit.params["row"]))
 
     @staticmethod
@@ -362,10 +389,13 @@ class Calibration(Experiment):
                              f"; ratio to the target {out['d9_epsilon'] / eps:.4g}"))
             checks.append(self._lambda_zero_wins(config, eps, entry["theorem_f12"], tight, metrics))
         checks += self._table_checks(outputs)
+        amplified_table, amplified_metrics, amplified_checks = amplified.amplified_findings(outputs)
+        metrics += amplified_metrics
+        checks += amplified_checks
         tables = [Table(name="noise_multipliers",
                         columns=["accountant", "neighboring", "guarantee", "sampling", "epsilon", "noise_correlation",
                                  "noise_multiplier"], rows=rows),
-                  self._spec_table(outputs)]
+                  self._spec_table(outputs), amplified_table]
         return Findings(series=series, tables=tables, metrics=metrics, checks=checks)
 
     @staticmethod
@@ -492,7 +522,8 @@ class Calibration(Experiment):
 
     def plot(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
         plt = pyplot()
-        fig, axes = plt.subplots(1, 2, figsize=(12.0, 4.6))
+        fig, all_axes = plt.subplots(1, 3, figsize=(17.0, 4.6))
+        axes = all_axes[:2]
         epsilons = sorted({s["params"]["epsilon"] for s in result["series"]})
         colors = plt.get_cmap("viridis")(np.linspace(0.05, 0.85, max(len(epsilons), 1)))
         styles = {"theorem_f12": "-", "theorem_f12_proved": "--"}
@@ -517,10 +548,38 @@ class Calibration(Experiment):
         axes[0].set_title("κ by accountant", fontsize=9)
         axes[1].set_title("cumulative noise variance at T under each calibration", fontsize=9)
         axes[0].legend(fontsize=6)
+        self._plot_amplified(all_axes[2], result)
         fig.suptitle(f"n = {result['config']['n']}, B = {result['config']['batch_size']}, "
-                     f"T = {result['config']['num_steps']}, delta = {result['config']['delta']}", fontsize=9)
+                     f"T = {result['config']['num_steps']}, δ = {result['config']['delta']}", fontsize=9)
         fig.tight_layout()
         return [save_figure(fig, out_dir, paper=result["paper"])]
+
+    @staticmethod
+    def _plot_amplified(ax: Any, result: Mapping[str, Any]) -> None:
+        table = next((t for t in result["tables"] if t["name"] == "amplified_reference_table"), None)
+        if table is None:
+            return
+        col = {c: i for i, c in enumerate(table["columns"])}
+        settings = list(dict.fromkeys((r[col["n"]], r[col["batch_size"]], r[col["num_steps"]]) for r in table["rows"]))
+        colors = _colors(len(settings))
+        for color, setting in zip(colors, settings, strict=True):
+            rows = [r for r in table["rows"] if (r[col["n"]], r[col["batch_size"]], r[col["num_steps"]]) == setting]
+            x = [float(r[col["noise_correlation"]]) for r in rows]
+            label = f"n={setting[0]}, B={setting[1]}, T={setting[2]}"
+            ax.plot(x, [float(r[col["kappa_amplified_bound"]]) for r in rows], color=color, marker="o", lw=1.2,
+                    label=f"{label}: conditional-composition bound")
+            ax.plot(x, [float(r[col["kappa_theorem_f12_proved"]]) for r in rows], color=color, ls="--", lw=1.0,
+                    label=f"{label}: Theorem F.12, constant 2")
+        ax.set_yscale("log")
+        ax.set_xlabel("noise correlation λ")
+        ax.set_ylabel("noise multiplier κ")
+        ax.set_title("reference settings (fixed-size, zero-out, bound)", fontsize=9)
+        ax.legend(fontsize=6)
+
+
+def _colors(count: int) -> Any:
+    """``count`` colours of the viridis map."""
+    return pyplot().get_cmap("viridis")(np.linspace(0.05, 0.85, max(count, 1)))
 
 
 def _printed_claim(name: str, claim: str, printed: list[str], measured: list[float]) -> Check:

@@ -274,4 +274,4 @@ class SklearnRegression(Experiment):
         axes.flat[0].legend(fontsize=7)
         fig.suptitle("Private linear regression on real data (mean and 95% CI over splits)", fontsize=10)
         fig.tight_layout()
-        return [save_figure(fig, out_dir)]
+        return [save_figure(fig, out_dir, paper=result["paper"])]

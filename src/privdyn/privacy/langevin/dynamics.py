@@ -295,13 +295,21 @@ def composition_rdp(
 
     Returns:
         ``PrivacyLoss(value, "bound", quantity="rdp_epsilon")``.
+
+    Raises:
+        ValueError: an input outside its range, or inputs whose composed RDP exceeds the float range (it is finite
+            mathematically, so privdyn does not return ``inf``).
     """
     _check_renyi_order(renyi_order=renyi_order)
     _check_num_steps(num_steps)
     _check.positive(step_size=step_size, noise_scale=noise_scale, sensitivity=sensitivity)
     _check_count(1, n=n)
     a, k, eta, sigma, s, nn = map(_arr, (renyi_order, num_steps, step_size, noise_scale, sensitivity, n))
-    return _loss(a * s**2 * eta * k / (4.0 * nn**2 * sigma**2), Guarantee.BOUND, _SRC_BASE)
+    with np.errstate(over="ignore", under="ignore"):
+        value = a * s**2 * eta * k / (4.0 * nn**2 * sigma**2)
+    _check.representable(value, "the composed RDP", renyi_order=renyi_order, num_steps=num_steps,
+                         step_size=step_size, noise_scale=noise_scale, sensitivity=sensitivity, n=n)
+    return _loss(value, Guarantee.BOUND, _SRC_BASE)
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -1,0 +1,259 @@
+"""Fuzz every public callable of the lazy public API (``privdyn.<subpackage>.__all__``) with adversarial arguments.
+
+Each example draws, for every parameter of a callable's signature, either nothing (when it has a default) or a value
+from a pool of random, boundary and adversarial inputs: 0, negatives, subnormals, 1e308, NaN, infinities, huge
+integers, text, bools, None, empty, ragged and wrong-dtype arrays. The call must end within a deadline and either
+raise ``ValueError``/``TypeError`` whose message names one of the callable's parameters, or return a result whose
+numbers are not NaN and are finite unless the docstring documents ``inf``. Any other exception, a RuntimeWarning, a
+NaN, an undocumented ``inf`` or a hang fails.
+
+The default run (CI) draws :data:`CI_EXAMPLES` examples in total; ``pytest -m fuzz`` draws :data:`DEEP_EXAMPLES`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import importlib
+import inspect
+import math
+import signal
+import sys
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+SUBPACKAGES = ("privacy", "dynamics", "algorithms", "bounds", "models", "data", "plan")
+SKIPPED_PREFIXES = ("load_",)  # the dataset loaders download files: not fuzzed
+CI_EXAMPLES = 2_000
+DEEP_EXAMPLES = 20_000
+DEADLINE_S = 10
+
+# What this suite finds on the current code and is not fixed yet, by callable (the first failure of the CI draw):
+# strict xfails in the CI run, so each fix must remove its line. The deep run marks them non-strict (its draws differ).
+KNOWN_FAILURES: dict[str, str] = {
+    "algorithms.Box": "raises an error whose message names no parameter",
+    "algorithms.DPGDSimulation": "returns NaN",
+    "algorithms.DPSGDLog": "returns an inf its docstring does not document",
+    "algorithms.DPSGDResult": "returns an inf its docstring does not document",
+    "algorithms.L2Ball": "raises an error whose message names no parameter",
+    "algorithms.Loss": "raises an error whose message names no parameter",
+    "algorithms.NoisySGDSimulation": "returns an inf its docstring does not document",
+    "algorithms.PerExampleGradientModel": "raises an error whose message names no parameter",
+    "algorithms.Projection": "raises an error whose message names no parameter",
+    "algorithms.run_noisy_sgd": "raises an error whose message names no parameter",
+    "bounds.KanConstants": "returns NaN",
+    "bounds.Schedule": "returns NaN",
+    "bounds.a_non": "raises an error whose message names no parameter",
+    "bounds.activation_bounds": "raises an error whose message names no parameter",
+    "bounds.batch_fluctuation_bound": "raises an error whose message names no parameter",
+    "bounds.coefficient_norm_thresholds": "raises an error whose message names no parameter",
+    "bounds.compute_ntk_margin": "raises an error whose message names no parameter",
+    "bounds.explicit_constant_conditions": "raises an error whose message names no parameter",
+    "bounds.gram_from_features": "raises an error whose message names no parameter",
+    "bounds.gram_from_rank_one_factors": "raises an error whose message names no parameter",
+    "bounds.initialization_event": "leaks ComplexWarning",
+    "bounds.kan_constants": "raises an error whose message names no parameter",
+    "bounds.noise_norm_bounds": "raises an error whose message names no parameter",
+    "data.ArrayDataset": "raises an error whose message names no parameter",
+    "data.UniformDesign": "raises an error whose message names no parameter",
+    "data.hsgd_gaussian_design": "leaks AttributeError",
+    "data.is_cached": "raises an error whose message names no parameter",
+    "data.scale_to_unit_ball": "raises an error whose message names no parameter",
+    "data.split_and_standardize": "raises an error whose message names no parameter",
+    "dynamics.RiskCurve": "returns an inf its docstring does not document",
+    "dynamics.RiskLimit": "returns an inf its docstring does not document",
+    "dynamics.RiskTrajectory": "leaks ComplexWarning",
+    "dynamics.Theorem4Case": "returns an inf its docstring does not document",
+    "dynamics.harmonic_rate": "raises an error whose message names no parameter",
+    "dynamics.isotropic_risk": "raises an error whose message names no parameter",
+    "dynamics.kernel_mass": "leaks AttributeError",
+    "dynamics.linearized_law": "raises an error whose message names no parameter",
+    "dynamics.max_stable_learning_rate": "leaks AttributeError",
+    "dynamics.moment_ode_risk": "leaks AttributeError",
+    "dynamics.quadratic_statistic": "leaks AttributeError",
+    "dynamics.risk_limit": "leaks AttributeError",
+    "dynamics.volterra_dense_reference": "leaks ComplexWarning",
+    "dynamics.volterra_risk": "raises an error whose message names no parameter",
+    "models.Activation": "returns NaN",
+    "models.LogisticRegression": "leaks RuntimeWarning",
+    "models.activation": "raises an error whose message names no parameter",
+    "models.cardinal_pieces": "raises an error whose message names no parameter",
+    "models.logistic_loss": "leaks ComplexWarning",
+    "models.logistic_loss_derivative": "raises an error whose message names no parameter",
+    "models.num_basis": "raises an error whose message names no parameter",
+    "plan.Verification": "returns an inf its docstring does not document",
+    "plan.plan": "raises an error whose message names no parameter",
+    "privacy.BandedInverse": "raises an error whose message names no parameter",
+    "privacy.BufferedToeplitz": "raises an error whose message names no parameter",
+    "privacy.NeighboringLaws": "returns NaN",
+    "privacy.NeighboringPairs": "raises an error whose message names no parameter",
+    "privacy.NoiseStream": "raises an error whose message names no parameter",
+    "privacy.PrivacyLoss": "raises an error whose message names no parameter",
+    "privacy.Strategy": "raises an error whose message names no parameter",
+    "privacy.Theorem4Parameters": "returns an inf its docstring does not document",
+    "privacy.Toeplitz": "raises an error whose message names no parameter",
+    "privacy.accountant_for": "raises an error whose message names no parameter",
+    "privacy.amplified_epsilon": "raises an error whose message names no parameter",
+    "privacy.amplified_noise_multiplier": "raises an error whose message names no parameter",
+    "privacy.dpgd_privacy_level": "raises an error whose message names no parameter",
+    "privacy.exact_sgd_law": "raises an error whose message names no parameter",
+    "privacy.exact_sgd_renyi": "raises an error whose message names no parameter",
+    "privacy.hsgd_average_divergences": "raises an error whose message names no parameter",
+    "privacy.hsgd_rdp_epsilon_releases": "raises an error whose message names no parameter",
+    "privacy.hsgd_select_pairs": "raises an error whose message names no parameter",
+    "privacy.prefix_sum_max_error": "leaks AttributeError",
+    "privacy.prefix_sum_rmse": "raises an error whose message names no parameter",
+    "privacy.sgd_grid_law": "leaks AttributeError",
+}
+
+
+def _public_callables() -> list[tuple[str, Callable[..., Any]]]:
+    found = []
+    for name in SUBPACKAGES:
+        module = importlib.import_module(f"privdyn.{name}")
+        for attribute in sorted(module.__all__):
+            value = getattr(module, attribute)
+            if not callable(value) or attribute.startswith(SKIPPED_PREFIXES):
+                continue
+            if isinstance(value, type) and issubclass(value, BaseException | enum.Enum):
+                continue
+            try:
+                inspect.signature(value)
+            except (TypeError, ValueError):
+                continue
+            found.append((f"{name}.{attribute}", value))
+    return found
+
+
+CALLABLES = _public_callables()
+PER_CALLABLE_CI = math.ceil(CI_EXAMPLES / len(CALLABLES))
+PER_CALLABLE_DEEP = math.ceil(DEEP_EXAMPLES / len(CALLABLES))
+
+_SPECIAL = [0, 1, -1, 2, 0.0, -0.0, 0.5, 1.0, -1.0, 5e-324, 1e-320, 2.2e-308, 1e-300, 1e308, -1e308,
+            1.7976931348623157e308, math.nan, math.inf, -math.inf, 2**31, 2**63, 10**20, -(10**20), True, False, None,
+            "1.0", "", "nan", b"1", [], [1.0, 2.0], [[1.0], [1.0, 2.0]], (), {}, object()]
+
+
+def _arrays() -> st.SearchStrategy[Any]:
+    floats = st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True)
+    return st.one_of(
+        st.just(np.array([])),
+        st.just(np.zeros((0, 3))),
+        st.just(np.array([1.0, 2.0], dtype=complex)),
+        st.just(np.array(["a", "b"])),
+        st.just(np.array([1, 2], dtype=np.int8)),
+        st.lists(floats, min_size=1, max_size=4).map(np.asarray),
+        st.lists(st.floats(-3, 3), min_size=2, max_size=6).map(lambda v: np.asarray(v).reshape(-1, 1)),
+        st.lists(st.floats(0.01, 2.0), min_size=1, max_size=5),
+    )
+
+
+VALUES = st.one_of(
+    st.sampled_from(_SPECIAL),
+    st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True),
+    st.floats(-1e3, 1e3),
+    st.integers(-(10**6), 10**6),
+    st.integers(0, 40),
+    st.sampled_from(["fixed_size", "poisson", "shuffle", "replace_one", "add_remove", "zero_out", "exact", "bound",
+                     "exponential", "lsoda", "bun_steinke", "optimal", "x"]),
+    _arrays(),
+)
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise _Timeout(f"no answer within {DEADLINE_S} s")
+
+
+def _numbers(value: Any, depth: int = 0) -> list[float]:
+    """Every real number inside a result (floats, arrays, dataclass fields, mappings, sequences), a few levels deep."""
+    if depth > 4:
+        return []
+    if isinstance(value, bool | np.bool_ | str | bytes | enum.Enum) or value is None:
+        return []
+    if isinstance(value, int | float | np.integer | np.floating):
+        return [float(value)]
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fiu" and value.size:
+            return [float(x) for x in np.asarray(value, dtype=float).ravel()[:10_000]]
+        return []
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [x for f in dataclasses.fields(value) for x in _numbers(getattr(value, f.name, None), depth + 1)]
+    if isinstance(value, Mapping):
+        return [x for v in list(value.values())[:100] for x in _numbers(v, depth + 1)]
+    if isinstance(value, list | tuple):
+        return [x for v in value[:100] for x in _numbers(v, depth + 1)]
+    return []
+
+
+def _call(name: str, function: Callable[..., Any], data: st.DataObject) -> None:
+    parameters = inspect.signature(function).parameters
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for parameter in parameters.values():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        if parameter.default is not parameter.empty and data.draw(st.booleans(), label=f"omit {parameter.name}"):
+            continue
+        value = data.draw(VALUES, label=parameter.name)
+        if parameter.kind == parameter.POSITIONAL_ONLY:
+            args.append(value)
+        else:
+            kwargs[parameter.name] = value
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.alarm(DEADLINE_S)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            result = function(*args, **kwargs)
+    except (ValueError, TypeError) as error:
+        message = str(error)
+        named = [p for p in parameters if p in message]
+        assert named, f"{name}: {type(error).__name__} does not name a parameter: {message!r}"
+        return
+    except _Timeout:
+        pytest.fail(f"{name}({args}, {kwargs}) did not return within {DEADLINE_S} s")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    numbers = _numbers(result)
+    assert not any(math.isnan(x) for x in numbers), f"{name} returned NaN for {args}, {kwargs}"
+    if any(math.isinf(x) for x in numbers):
+        assert "inf" in (inspect.getdoc(function) or ""), f"{name} returned an undocumented inf for {args}, {kwargs}"
+
+
+def _cases(*, strict: bool) -> list[Any]:
+    return [pytest.param(name, function, id=name,
+                         marks=[pytest.mark.xfail(strict=strict, reason=f"fuzz finding: {KNOWN_FAILURES[name]}")]
+                         if name in KNOWN_FAILURES else [])
+            for name, function in CALLABLES]
+
+
+FUZZ_SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), database=None,
+                     phases=(Phase.explicit, Phase.generate))  # no shrinking: the failing call is printed as drawn
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the per-call deadline uses SIGALRM")
+@pytest.mark.parametrize(("name", "function"), _cases(strict=True))
+@settings(max_examples=PER_CALLABLE_CI, **FUZZ_SETTINGS)
+@given(data=st.data())
+def test_public_callable(name, function, data):
+    _call(name, function, data)
+
+
+@pytest.mark.fuzz
+@pytest.mark.skipif(sys.platform == "win32", reason="the per-call deadline uses SIGALRM")
+@pytest.mark.parametrize(("name", "function"), _cases(strict=False))
+@settings(max_examples=PER_CALLABLE_DEEP, **FUZZ_SETTINGS)
+@given(data=st.data())
+def test_public_callable_deep(name, function, data):
+    _call(name, function, data)
