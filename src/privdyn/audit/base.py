@@ -34,6 +34,8 @@ class Mechanism(abc.ABC):
 
     name: ClassVar[str]
     description: ClassVar[str]
+    slow_accountant: ClassVar[bool] = False
+    """Whether the accountant takes about a minute per call (the amplified bound): such rows run behind ``-m slow``."""
 
     delta: float = 1e-5
     noise_factor: float = 1.0
