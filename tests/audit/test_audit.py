@@ -15,23 +15,41 @@ from privdyn.cli import main
 from privdyn.privacy.iteration import noise_calibration, rho_to_zcdp
 from privdyn.privacy.langevin import quadratic_exact_rdp
 
+FAST = [name for name, cls in MECHANISMS.items() if not cls.slow_accountant]
+"""The mechanisms whose accountant takes at most seconds: the CI contract."""
+SLOW = [name for name, cls in MECHANISMS.items() if cls.slow_accountant]
+"""The amplified-bound rows (about a minute per accountant call on a loaded machine): behind ``-m slow``."""
+
 
 @pytest.fixture(scope="module")
 def contract_rows():
-    """The CI contract: every mechanism, 10^4 runs per dataset, confidence 1 - 1e-6, seed 0."""
-    return audit(runs=DEFAULT_RUNS, confidence=DEFAULT_CONFIDENCE, seed=0)
+    """The CI contract: every fast mechanism, 10^4 runs per dataset, confidence 1 - 1e-6, seed 0."""
+    return audit(FAST, runs=DEFAULT_RUNS, confidence=DEFAULT_CONFIDENCE, seed=0)
 
 
-def test_no_exact_or_bound_accountant_is_violated(contract_rows):
-    assert [row.mechanism for row in contract_rows] == list(MECHANISMS)
-    for row in contract_rows:
+def _assert_contract(rows):
+    for row in rows:
         assert row.runs >= 10_000 and row.confidence >= 1 - 1e-6
         if row.guarantee in ("exact", "bound"):
             assert not row.violation, row
             assert row.audited_lower_bound <= row.epsilon
+        else:  # a surrogate is measured, not enforced: its gap to the exact law is reported
+            assert not row.violation and row.surrogate_gap is not None, row
         if row.law_check is not None:  # the simulator's runs have the exact Gaussian law
             assert row.law_check, row
         assert row.tight == (row.ratio >= 0.5)
+
+
+def test_no_exact_or_bound_accountant_is_violated(contract_rows):
+    assert [row.mechanism for row in contract_rows] == FAST
+    _assert_contract(contract_rows)
+
+
+@pytest.mark.slow
+def test_no_amplified_bound_is_violated():
+    rows = audit(SLOW, runs=DEFAULT_RUNS, confidence=DEFAULT_CONFIDENCE, seed=0)
+    assert SLOW and [row.mechanism for row in rows] == SLOW
+    _assert_contract(rows)
 
 
 @pytest.mark.parametrize("name", ["langevin-quadratic", "dpgd"])
@@ -42,6 +60,25 @@ def test_a_halved_noise_is_flagged(name):
     assert planted.epsilon == honest.epsilon
     assert not honest.violation and planted.violation
     assert planted.law_check  # the runs confirm the law the divergence was computed from
+
+
+def test_a_halved_noise_is_flagged_on_dpsgd_poisson():
+    """DP-SGD under Poisson sampling needs 10^5 runs: at 10^4 the likelihood-ratio threshold test certifies 2.86
+    against a reported 3.59 (the privacy loss above 3.6 lives in events too rare for 10^4 runs to resolve at
+    confidence 1 - 1e-6); at 10^5 it certifies 3.94 (seed 0)."""
+    honest = audit_mechanism(mechanism("dpsgd-poisson"), runs=100_000, seed=0)
+    planted = audit_mechanism(mechanism("dpsgd-poisson", noise_factor=0.5), runs=100_000, seed=0)
+    assert planted.epsilon == honest.epsilon
+    assert not honest.violation and planted.violation
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(1, 5))
+def test_a_halved_noise_is_flagged_on_dpsgd_poisson_at_every_seed(seed):
+    """Measured at seeds 1-4: 4.02, 4.13, 4.03, 4.10 against a reported 3.59; the honest mechanism 1.25-1.57."""
+    honest = audit_mechanism(mechanism("dpsgd-poisson"), runs=100_000, seed=seed)
+    planted = audit_mechanism(mechanism("dpsgd-poisson", noise_factor=0.5), runs=100_000, seed=seed)
+    assert not honest.violation and planted.violation
 
 
 def test_langevin_gaussian_divergence_agrees_with_the_exact_accountant():

@@ -5,7 +5,8 @@ lower bound on its epsilon: by a threshold test with Clopper-Pearson confidence 
 arXiv 2006.07709; Nasr et al. 2021, arXiv 2101.04535), or exactly where the output law is Gaussian (Balle and Wang
 2018, arXiv 1805.06530, Theorem 8). An accountant labelled ``exact`` or ``bound`` whose epsilon is below the audited
 lower bound under-reports: a violation. Modules: :mod:`~privdyn.audit.statistics` (the test),
-:mod:`~privdyn.audit.gaussian` (the exact Gaussian curve), :mod:`~privdyn.audit.mechanisms` (the canary pairs),
+:mod:`~privdyn.audit.gaussian` (the exact Gaussian curve), :mod:`~privdyn.audit.base` (what a mechanism provides),
+:mod:`~privdyn.audit.mechanisms` (the canary pairs), :mod:`~privdyn.audit.noisy_sgd` (the hsgd surrogate's row),
 :mod:`~privdyn.audit.core` (one row of the table), :mod:`~privdyn.audit.table` (the table, through the runner).
 """
 
@@ -16,9 +17,10 @@ from typing import TYPE_CHECKING
 from privdyn import _lazy
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
+    "base": ("Mechanism",),
     "core": ("AuditRow", "audit_mechanism"),
     "gaussian": ("gaussian_shift_delta", "gaussian_shift_epsilon"),
-    "mechanisms": ("MECHANISMS", "Mechanism", "mechanism"),
+    "mechanisms": ("MECHANISMS", "mechanism"),
     "statistics": ("clopper_pearson_upper", "epsilon_lower_bound", "threshold_audit"),
     "table": ("audit",),
 }
@@ -26,12 +28,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 __getattr__, __dir__, __all__ = _lazy.attach(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
+    from privdyn.audit.base import Mechanism as Mechanism
     from privdyn.audit.core import AuditRow as AuditRow
     from privdyn.audit.core import audit_mechanism as audit_mechanism
     from privdyn.audit.gaussian import gaussian_shift_delta as gaussian_shift_delta
     from privdyn.audit.gaussian import gaussian_shift_epsilon as gaussian_shift_epsilon
     from privdyn.audit.mechanisms import MECHANISMS as MECHANISMS
-    from privdyn.audit.mechanisms import Mechanism as Mechanism
     from privdyn.audit.mechanisms import mechanism as mechanism
     from privdyn.audit.statistics import clopper_pearson_upper as clopper_pearson_upper
     from privdyn.audit.statistics import epsilon_lower_bound as epsilon_lower_bound

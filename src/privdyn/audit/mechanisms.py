@@ -21,6 +21,8 @@ Worst-case pairs:
   the canary first (x = 1, y = +-Y with |Y| above the clip, so clipping is active and the clipped gradients differ by
   2C) and the other records at x = 0 (zero gradient). The release theta_n is then N(+-eta_1 C, 4 C^2 sum_k sigma_k^2):
   a Gaussian shift of exactly rho, so Proposition 4.1 is tight here.
+* ``hsgd``: one-pass noisy SGD on least squares (Lin et al., arXiv 2510.16687, Algorithm 1) with a label canary,
+  against the homogenized-SGD surrogate: :mod:`privdyn.audit.noisy_sgd`.
 * ``dpsgd-*``: DP-SGD with correlated noise (Wang et al., arXiv 2605.12648, Algorithm 1) where every record but the
   canary has gradient 0 and the canary's clipped gradient is +clip. Released iterates are equivalent to the noisy
   sums; divided by clip they are ``y_t = b_t + noise_multiplier * xi_t`` with b_t the canary's participation in
@@ -32,88 +34,34 @@ Worst-case pairs:
 
 from __future__ import annotations
 
-import abc
 import dataclasses
 import math
 from typing import Any, ClassVar
 
 import numpy as np
 
+from privdyn.audit.base import GaussianLaw, Mechanism, _epsilon_of_zcdp, _generators
+from privdyn.audit.noisy_sgd import NoisySGDLeastSquares
 from privdyn.privacy.labels import PrivacyLoss
 
 __all__ = [
     "DPGDCanary",
     "DPSGDCanary",
+    "DPSGDBLTPoisson",
     "DPSGDCorrelatedFixedSize",
+    "DPSGDCorrelatedPoisson",
     "DPSGDFixedSize",
     "DPSGDPoisson",
-    "GaussianLaw",
     "LangevinLogistic",
     "LangevinQuadratic",
     "MECHANISMS",
-    "Mechanism",
     "mechanism",
 ]
-
-
-@dataclasses.dataclass(frozen=True)
-class GaussianLaw:
-    """Outputs N(mean, std**2) on D and N(neighbour_mean, std**2) on D' (one-dimensional)."""
-
-    mean: float
-    neighbour_mean: float
-    std: float
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Mechanism(abc.ABC):
-    """A mechanism on its canary pair. Subclasses are frozen dataclasses; fields are the mechanism's settings."""
-
-    name: ClassVar[str]
-    description: ClassVar[str]
-
-    delta: float = 1e-5
-    noise_factor: float = 1.0
-
-    @abc.abstractmethod
-    def reported(self) -> PrivacyLoss:
-        """The epsilon privdyn's accountant reports at ``delta`` for the nominal noise (``quantity="epsilon"``)."""
-
-    @abc.abstractmethod
-    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
-        """``runs`` scores on D and on D', run with the actual noise.
-
-        The runs on D draw from the streams ``(seed, unit_key + "/D")`` and those on D' from
-        ``(seed, unit_key + "/D'")`` (:mod:`privdyn.rng`), so the two sides and two calls with different keys are
-        independent.
-        """
-
-    def gaussian_law(self) -> GaussianLaw | None:
-        """The exact output law of the score when it is Gaussian with one variance on D and D'; else None."""
-        return None
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # noisy GD (langevin)
 # ---------------------------------------------------------------------------------------------------------------
-
-
-_SIDES = ("D", "D'")
-
-
-def _generators(seed: int, unit_key: str) -> tuple[np.random.Generator, np.random.Generator]:
-    """The generators of the runs on D and on D' (independent streams of :mod:`privdyn.rng`)."""
-    from privdyn.rng import generator
-
-    return generator(seed, f"{unit_key}/D"), generator(seed, f"{unit_key}/D'")
-
-
-def _epsilon_of_zcdp(loss: PrivacyLoss, delta: float) -> PrivacyLoss:
-    from privdyn.privacy.conversions import zcdp_to_epsilon
-
-    epsilon = float(zcdp_to_epsilon(float(loss.value), delta=delta))
-    return dataclasses.replace(loss, value=epsilon, quantity="epsilon",
-                               source=f"{loss.source}; converted to (epsilon, delta) by zcdp_to_epsilon")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -317,12 +265,15 @@ class DPGDCanary(Mechanism):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class DPSGDCanary(Mechanism):
-    """DP-SGD with lambda-CGD noise on the canary reduction (module docstring); subclasses fix sampler and relation.
+    """DP-SGD with correlated noise on the canary reduction (module docstring); subclasses fix the sampler, the
+    relation and the strategy (lambda-CGD with ``noise_correlation`` unless :meth:`_strategy` is overridden).
 
-    The score is the log-likelihood ratio of the independent-noise mixture, summed over steps:
-    sum_t log((1 - q) + q exp((y_t - 1/2) / v)) with v the per-step noise variance (for replace-one, the difference
-    of that term at y_t and -y_t). It is the Neyman-Pearson statistic at lambda = 0 and a valid, weaker one at
-    lambda > 0 (any score gives a valid lower bound).
+    The score whitens the release, w = C y = sign b + kappa Z (C the strategy's encoder), and sums over steps the
+    log-likelihood ratio of "the canary joined step s" against "it joined none":
+    sum_s log((1 - q) + q exp((<w, c_s> - ||c_s||^2 / 2) / kappa^2)), c_s the s-th column of C and kappa the nominal
+    noise multiplier (for replace-one, the difference of that sum at w and -w). With independent noise (C = I) it is
+    the Neyman-Pearson statistic of the Poisson mixture; with correlated noise it ignores the overlap of the columns
+    and is a valid, weaker statistic (any score gives a valid lower bound).
     """
 
     sampler: ClassVar[str]
@@ -348,25 +299,31 @@ class DPSGDCanary(Mechanism):
 
     def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
         q = self.batch_size / self.n
-        mixing = self._strategy().noise_matrix(self.num_steps)  # xi = C^{-1} Z, lower triangular
+        strategy = self._strategy()
+        mixing = strategy.noise_matrix(self.num_steps)  # xi = C^{-1} Z, lower triangular
+        encoder = strategy.encoder_matrix(self.num_steps)
         kappa = self.noise_multiplier * self.noise_factor
-        variance = self.noise_multiplier**2 * float(np.sum(mixing[-1] ** 2))  # nominal: the test does not know
         neighbour_sign = -1.0 if self.neighboring == "replace_one" else 0.0
         outputs = []
         for sign, gen in zip((1.0, neighbour_sign), _generators(seed, unit_key), strict=True):
             participation = gen.random((runs, self.num_steps)) < q
             noise = gen.standard_normal((runs, self.num_steps)) @ mixing.T
-            outputs.append(self._score(sign * participation + kappa * noise, q, variance))
+            released = sign * participation + kappa * noise
+            outputs.append(self._score(released @ encoder.T, encoder, q))
         # the statistic is large on D (with the canary); the audit's scores are large on D'
         return -outputs[0], -outputs[1]
 
-    def _score(self, y: np.ndarray, q: float, variance: float) -> np.ndarray:
+    def _score(self, whitened: np.ndarray, encoder: np.ndarray, q: float) -> np.ndarray:
+        variance = self.noise_multiplier**2  # nominal: the test does not know the actual noise
+        half_norms = 0.5 * np.sum(encoder**2, axis=0)
+
         def log_ratio(values: np.ndarray) -> np.ndarray:
-            return np.logaddexp(math.log1p(-q), math.log(q) + (values - 0.5) / variance).sum(axis=1)
+            evidence = (values @ encoder - half_norms) / variance
+            return np.logaddexp(math.log1p(-q), math.log(q) + evidence).sum(axis=1)
 
         if self.neighboring == "replace_one":
-            return log_ratio(y) - log_ratio(-y)
-        return log_ratio(y)
+            return log_ratio(whitened) - log_ratio(-whitened)
+        return log_ratio(whitened)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -393,11 +350,13 @@ class DPSGDFixedSize(DPSGDCanary):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class DPSGDCorrelatedFixedSize(DPSGDCanary):
-    """DP-SGD, lambda-CGD noise (lambda > 0), fixed-size batches, zero-out neighbours: Theorem F.12 needs
-    epsilon <= 1 and r T >= 3 ln(2 / delta), hence the large batch, many steps and large noise."""
+    """DP-SGD, lambda-CGD noise (lambda > 0), fixed-size batches, zero-out neighbours: the smaller of the amplified
+    bound and Theorem F.12; the setting is one where F.12 holds (epsilon <= 1 and r T >= 3 ln(2 / delta)), so both
+    accountants compete."""
 
     name: ClassVar[str] = "dpsgd-cgd-fixed-size"
-    description: ClassVar[str] = "DP-SGD, lambda-CGD (lambda = 0.5), fixed-size batches, zero-out: Theorem F.12"
+    description: ClassVar[str] = ("DP-SGD, lambda-CGD (lambda = 0.5), fixed-size batches, zero-out: amplified bound or "
+                                  "Theorem F.12, the smaller")
     sampler: ClassVar[str] = "fixed_size"
     neighboring: ClassVar[str] = "zero_out"
 
@@ -407,9 +366,44 @@ class DPSGDCorrelatedFixedSize(DPSGDCanary):
     num_steps: int = 80
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DPSGDCorrelatedPoisson(DPSGDCanary):
+    """DP-SGD, lambda-CGD noise (lambda = 0.5), Poisson sampling, zero-out neighbours: the amplified bound (Theorem
+    F.8's pair by conditional composition of mixture-of-Gaussians PLDs)."""
+
+    name: ClassVar[str] = "dpsgd-cgd-poisson"
+    description: ClassVar[str] = "DP-SGD, lambda-CGD (lambda = 0.5), Poisson sampling, zero-out: amplified bound"
+    sampler: ClassVar[str] = "poisson"
+    neighboring: ClassVar[str] = "zero_out"
+    slow_accountant: ClassVar[bool] = True
+
+    noise_correlation: float = 0.5
+    noise_multiplier: float = 3.0
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DPSGDBLTPoisson(DPSGDCanary):
+    """DP-SGD, two-buffer BLT noise, Poisson sampling, zero-out neighbours: the amplified bound."""
+
+    name: ClassVar[str] = "dpsgd-blt-poisson"
+    description: ClassVar[str] = "DP-SGD, BLT (two buffers), Poisson sampling, zero-out: amplified bound"
+    sampler: ClassVar[str] = "poisson"
+    neighboring: ClassVar[str] = "zero_out"
+    slow_accountant: ClassVar[bool] = True
+
+    noise_multiplier: float = 3.0
+    buffer_decays: tuple[float, ...] = (0.9, 0.5)
+    output_scales: tuple[float, ...] = (0.3, 0.2)
+
+    def _strategy(self) -> Any:
+        from privdyn.privacy.correlated import BufferedToeplitz
+
+        return BufferedToeplitz(self.buffer_decays, self.output_scales)
+
+
 MECHANISMS: dict[str, type[Mechanism]] = {
-    cls.name: cls for cls in (LangevinQuadratic, LangevinLogistic, DPGDCanary, DPSGDPoisson, DPSGDFixedSize,
-                              DPSGDCorrelatedFixedSize)
+    cls.name: cls for cls in (LangevinQuadratic, LangevinLogistic, DPGDCanary, NoisySGDLeastSquares, DPSGDPoisson,
+                              DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson, DPSGDBLTPoisson)
 }
 """Every audited mechanism by name, in the order of the table."""
 

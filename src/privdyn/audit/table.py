@@ -46,7 +46,7 @@ class AuditConfig(ExperimentConfig):
 
 
 _COLUMNS = ("mechanism", "epsilon", "delta", "guarantee", "audited_lower_bound", "confidence", "runs", "ratio",
-            "method", "tight", "violation")
+            "method", "tight", "violation", "surrogate_gap")
 
 
 class AuditExperiment(Experiment[AuditConfig]):

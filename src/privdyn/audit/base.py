@@ -1,0 +1,79 @@
+"""What every audited mechanism provides, and the helpers the canary reductions share.
+
+A :class:`Mechanism` is a frozen dataclass whose fields are its settings. It knows the epsilon privdyn's accountant
+reports for it (:meth:`Mechanism.reported`), how to run it on its canary pair and reduce each output to one score
+(:meth:`Mechanism.scores`), and, where the score's law is Gaussian, that law (:meth:`Mechanism.gaussian_law`), computed
+by propagating the algorithm's own update rather than from the accountant's formula.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from typing import ClassVar
+
+import numpy as np
+
+from privdyn.privacy.labels import PrivacyLoss
+
+__all__ = ["GaussianLaw", "Mechanism"]
+
+
+@dataclasses.dataclass(frozen=True)
+class GaussianLaw:
+    """Outputs N(mean, std**2) on D and N(neighbour_mean, std**2) on D' (one-dimensional)."""
+
+    mean: float
+    neighbour_mean: float
+    std: float
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Mechanism(abc.ABC):
+    """A mechanism on its canary pair. Subclasses are frozen dataclasses; fields are the mechanism's settings."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    slow_accountant: ClassVar[bool] = False
+    """Whether the accountant takes about a minute per call (the amplified bound): such rows run behind ``-m slow``."""
+
+    delta: float = 1e-5
+    noise_factor: float = 1.0
+
+    @abc.abstractmethod
+    def reported(self) -> PrivacyLoss:
+        """The epsilon privdyn's accountant reports at ``delta`` for the nominal noise (``quantity="epsilon"``)."""
+
+    @abc.abstractmethod
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        """``runs`` scores on D and on D', run with the actual noise.
+
+        The runs on D draw from the streams ``(seed, unit_key + "/D")`` and those on D' from
+        ``(seed, unit_key + "/D'")`` (:mod:`privdyn.rng`), so the two sides and two calls with different keys are
+        independent.
+        """
+
+    def gaussian_law(self) -> GaussianLaw | None:
+        """The exact output law of the score when it is Gaussian with one variance on D and D'; else None."""
+        return None
+
+    def surrogate_gap(self) -> float | None:
+        """For an accountant labelled ``surrogate`` whose pair of laws has an exact counterpart: the relative gap
+        (surrogate divergence / exact divergence - 1) on the audited pair (negative: the surrogate under-reports);
+        None otherwise."""
+        return None
+
+
+def _generators(seed: int, unit_key: str) -> tuple[np.random.Generator, np.random.Generator]:
+    """The generators of the runs on D and on D' (independent streams of :mod:`privdyn.rng`)."""
+    from privdyn.rng import generator
+
+    return generator(seed, f"{unit_key}/D"), generator(seed, f"{unit_key}/D'")
+
+
+def _epsilon_of_zcdp(loss: PrivacyLoss, delta: float) -> PrivacyLoss:
+    from privdyn.privacy.conversions import zcdp_to_epsilon
+
+    epsilon = float(zcdp_to_epsilon(float(loss.value), delta=delta))
+    return dataclasses.replace(loss, value=epsilon, quantity="epsilon",
+                               source=f"{loss.source}; converted to (epsilon, delta) by zcdp_to_epsilon")
