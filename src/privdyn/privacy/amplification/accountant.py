@@ -16,7 +16,6 @@ the clip (``docs/amplification.md`` relates it to the other relations).
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
