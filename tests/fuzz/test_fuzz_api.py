@@ -34,8 +34,9 @@ CI_EXAMPLES = 2_000
 DEEP_EXAMPLES = 20_000
 DEADLINE_S = 10
 
-# What this suite finds on the current code and is not fixed yet, by callable (the first failure of the CI draw):
-# strict xfails in the CI run, so each fix must remove its line. The deep run marks them non-strict (its draws differ).
+# What this suite finds on the current code and is not fixed yet, by callable (the first failure of a draw). Non-strict
+# xfails: which adversarial values a run draws depends on the hypothesis version, so a known failure may go unhit;
+# each fix must remove its line (a run that no longer fails reports XPASS).
 KNOWN_FAILURES: dict[str, str] = {
     "algorithms.Box": "raises an error whose message names no parameter",
     "algorithms.DPGDSimulation": "returns NaN",
@@ -71,6 +72,7 @@ KNOWN_FAILURES: dict[str, str] = {
     "dynamics.RiskTrajectory": "leaks ComplexWarning",
     "dynamics.Theorem4Case": "returns an inf its docstring does not document",
     "dynamics.harmonic_rate": "raises an error whose message names no parameter",
+    "dynamics.HSGDLaw": "returns NaN: the record's constructor keeps NaN fields unchecked",
     "dynamics.isotropic_risk": "raises an error whose message names no parameter",
     "dynamics.kernel_mass": "leaks AttributeError",
     "dynamics.linearized_law": "raises an error whose message names no parameter",
@@ -243,7 +245,7 @@ FUZZ_SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), dat
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the per-call deadline uses SIGALRM")
-@pytest.mark.parametrize(("name", "function"), _cases(strict=True))
+@pytest.mark.parametrize(("name", "function"), _cases(strict=False))  # draws differ between hypothesis versions
 @settings(max_examples=PER_CALLABLE_CI, derandomize=True, **FUZZ_SETTINGS)  # the same draws on every CI run
 @given(data=st.data())
 def test_public_callable(name, function, data):
