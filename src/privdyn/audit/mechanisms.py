@@ -18,7 +18,7 @@ Worst-case pairs:
   Algorithm 1; accounted by Corollary 1) on n one-dimensional records, all at the same point except the canary,
   which sits at the other end of the data domain; the gradient difference is the sensitivity.
 * ``dpgd``: one-pass clipped DP-GD (Bombari et al., arXiv 2505.16329, Algorithm 1; Proposition 4.1) in d = 1 with
-  the canary first (x = 1, y = +-Y with |Y| above the clip, so clipping is active and the clipped gradients differ by
+  the canary first (x = 1, y = +-Y, ``|Y|`` over the clip, so clipping is active and the clipped gradients differ by
   2C) and the other records at x = 0 (zero gradient). The release theta_n is then N(+-eta_1 C, 4 C^2 sum_k sigma_k^2):
   a Gaussian shift of exactly rho, so Proposition 4.1 is tight here.
 * ``hsgd``: one-pass noisy SGD on least squares (Lin et al., arXiv 2510.16687, Algorithm 1) with a label canary,
@@ -118,9 +118,9 @@ class LangevinQuadratic(Mechanism):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class LangevinLogistic(Mechanism):
-    """Noisy GD on the ridge-regularized logistic loss with |x| <= 1, y = +-1: D' flips the canary's label.
+    """Noisy GD on the ridge-regularized logistic loss with ``|x| <= 1``, y = +-1: D' flips the canary's label.
 
-    The logistic gradients of two records differ by at most 2 max|x| (the ridge terms cancel), the sensitivity
+    The logistic gradients of two records differ by at most ``2 max|x|`` (the ridge terms cancel), the sensitivity
     given to Corollary 1. The output law is not Gaussian: the audit is a threshold test on theta_K.
     """
 
