@@ -6,16 +6,28 @@ arXiv 2605.12648v1, Theorem F.8) are expectations of the privacy loss ``L = log 
     delta_remove(eps) = H_{e^eps}(P || Q) = E_P[(1 - e^{eps - L})_+],
     delta_add(eps)    = H_{e^eps}(Q || P) = E_Q[(1 - e^{eps + L})_+].
 
-Both are estimated from ``num_samples`` draws of P and of Q with the *exact* privacy loss (enumeration of the ``2^T``
-participation patterns, :func:`privdyn.privacy.amplification.pair.privacy_loss_exact`), so the only error is
-sampling error. The estimate of epsilon is the smallest epsilon on a fine grid whose one-sided upper confidence
-bounds (mean + z * standard error, z for ``confidence``, Bonferroni over the grid and the two directions) on both
-deltas are <= delta: an upper confidence bound (label ``estimate``). The matching lower confidence bound (mean -
-z * standard error) gives an epsilon that the true one exceeds with the same confidence; the tests compare the
-accountant's ``bound`` against it.
+Both are estimated from ``num_samples`` draws per direction. The estimate of epsilon is the smallest epsilon on a
+fine grid whose one-sided upper confidence bounds (mean + z * standard error, z for ``confidence``, Bonferroni over
+the grid and the two directions) on both deltas are <= delta: an upper confidence bound (label ``estimate``). The
+matching lower confidence bound (mean - z * standard error) gives an epsilon that the true one exceeds with the same
+confidence; the tests compare the accountant's ``bound`` against it.
 
-The exact privacy loss limits this estimate to short horizons (``T <= 16``): at longer horizons the pair's
-likelihood is a sum over ``2^T`` participation patterns with no finite-state recursion for lambda-CGD.
+* **Short horizons** (``T <= 16``): plain sampling of P and Q, with the *exact* privacy loss (enumeration of the
+  ``2^T`` participation patterns, :func:`privdyn.privacy.amplification.pair.privacy_loss_exact`), so the only error
+  is sampling error.
+* **Long horizons** (lambda-CGD, any T): the privacy loss comes from the forward recursion on a grid of states
+  (:mod:`privdyn.privacy.amplification.forward`), and the deltas of order 1e-5 and below from importance sampling.
+  The noise ``z`` of each draw (``theta = |C| y + kappa z``) is drawn from an equal mixture of ``N(+-k u, I)``,
+  ``k = 0, 1, ..., 7`` (``u`` the unit vector along ``|C| 1``; ``+`` for draws of P, ``-`` for Q), which moves
+  the privacy loss by up to about seven of its standard deviations in the direction of the tail each delta needs;
+  each draw is weighted by ``phi(z) / mean_k phi(z -+ k u) = 1 / mean_k exp(+-k <z, u> - k^2 / 2)`` (the balance
+  heuristic; Veach & Guibas 1995), which keeps both expectations unbiased. The grid's error is bounded by a derived
+  allowance: the recursion's error falls like ``q^-3`` in the number ``q`` of grid points per unit of state, so
+  ``|L_q - L| <= (8/7) |L_q - L_2q| + O(q^-4)``; ``q`` doubles from 8 until twice the largest ``|L_q - L_2q|`` over
+  a pilot of draws of both directions is below ``grid_tolerance``, and that allowance ``b`` is added to the upper
+  confidence bound of epsilon and subtracted from the lower one (moving every privacy loss by ``b`` moves each
+  delta's epsilon by at most ``b``). The draws are regenerated chunk by chunk from seeds taken once from ``rng``,
+  so repeated evaluations at other kappa (the calibration) use common random numbers.
 """
 
 from __future__ import annotations
@@ -26,19 +38,34 @@ import math
 import numpy as np
 
 from privdyn import _check
-from privdyn.privacy.amplification.pair import DominatingPair, privacy_loss_exact
+from privdyn.privacy.amplification.forward import geometric_ratio, privacy_loss_forward
+from privdyn.privacy.amplification.pair import MAX_ENUMERATION_STEPS, DominatingPair, privacy_loss_exact
 
-__all__ = ["MonteCarloEstimate", "monte_carlo_epsilon"]
+__all__ = ["MonteCarloEstimate", "LongHorizonDraws", "monte_carlo_epsilon", "MIXTURE_SHIFTS"]
+
+MIXTURE_SHIFTS = np.arange(8.0)
+"""The noise shifts ``k`` (in noise standard deviations along ``|C| 1``) of the long-horizon importance sampler."""
+
+_CHUNK = 256
+_PILOT = 256
+_MAX_GRID = 1024
 
 
 @dataclasses.dataclass(frozen=True)
 class MonteCarloEstimate:
-    """epsilon's upper and lower confidence bounds at ``confidence`` from ``num_samples`` draws per direction."""
+    """epsilon's upper and lower confidence bounds at ``confidence`` from ``num_samples`` draws per direction.
+
+    ``grid_points_per_unit`` and ``grid_allowance`` describe the long-horizon privacy loss (``None`` and 0 for the
+    exact one): the grid's resolution and the allowance added to ``epsilon_upper`` (subtracted from
+    ``epsilon_lower``) for its error.
+    """
 
     epsilon_upper: float
     epsilon_lower: float
     confidence: float
     num_samples: int
+    grid_points_per_unit: int | None = None
+    grid_allowance: float = 0.0
 
 
 def _sample_losses(pair: DominatingPair, num_samples: int, rng: np.random.Generator, chunk: int = 4096
@@ -57,14 +84,88 @@ def _sample_losses(pair: DominatingPair, num_samples: int, rng: np.random.Genera
     return np.concatenate(from_p), np.concatenate(from_q)
 
 
-def _deltas(losses: np.ndarray, epsilons: np.ndarray, sign: float, z: float) -> tuple[np.ndarray, np.ndarray]:
-    """Upper and lower confidence bounds of ``E[(1 - e^{eps - sign * L})_+]`` at each epsilon.
+@dataclasses.dataclass(frozen=True)
+class LongHorizonDraws:
+    """The seeds of the long-horizon importance sampler's draws (one per chunk of rows and direction).
+
+    The draws do not depend on kappa: ``theta = |C| y + kappa z`` is rebuilt from the same ``(y, z)`` at any kappa,
+    so estimates at several kappa share their random numbers.
+    """
+
+    num_samples: int
+    seeds: tuple[int, ...]
+
+    @classmethod
+    def from_rng(cls, num_samples: int, rng: np.random.Generator) -> LongHorizonDraws:
+        chunks = 2 * -(-num_samples // _CHUNK)
+        return cls(num_samples, tuple(int(x) for x in rng.integers(0, 2**63 - 1, size=chunks)))
+
+    def chunks(self, pair: DominatingPair, sign: float, limit: int | None = None
+               ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``(theta, log_weight)`` chunk by chunk for draws of P (``sign = +1``) or Q (``sign = -1``)."""
+        from scipy.signal import lfilter
+
+        lam = geometric_ratio(pair)
+        assert lam is not None
+        num_steps, kappa = pair.num_steps, pair.noise_multiplier
+        direction = lfilter([1.0], [1.0, -lam], np.ones(num_steps))
+        direction /= np.linalg.norm(direction)
+        total = self.num_samples if limit is None else min(limit, self.num_samples)
+        offset = 0 if sign > 0 else len(self.seeds) // 2
+        out = []
+        for index, start in enumerate(range(0, total, _CHUNK)):
+            m = min(_CHUNK, total - start)
+            gen = np.random.default_rng(self.seeds[offset + index])
+            component = gen.integers(0, MIXTURE_SHIFTS.size, size=m)
+            z = gen.standard_normal((m, num_steps)) + np.outer(sign * MIXTURE_SHIFTS[component], direction)
+            along = z @ direction
+            exponents = sign * np.outer(along, MIXTURE_SHIFTS) - 0.5 * MIXTURE_SHIFTS**2
+            top = exponents.max(axis=1)
+            log_weight = -(top + np.log(np.mean(np.exp(exponents - top[:, None]), axis=1)))
+            theta = kappa * z
+            if sign > 0:
+                y = (gen.random((m, num_steps)) < pair.sampling_prob).astype(float)
+                theta += lfilter([1.0], [1.0, -lam], y, axis=1)
+            out.append((theta, log_weight))
+        return out
+
+
+def _long_losses(pair: DominatingPair, draws: LongHorizonDraws, q: int, sign: float, limit: int | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    losses, weights = [], []
+    for theta, log_weight in draws.chunks(pair, sign, limit):
+        losses.append(privacy_loss_forward(pair, theta, q))
+        weights.append(log_weight)
+    return np.concatenate(losses), np.concatenate(weights)
+
+
+def grid_resolution(pair: DominatingPair, draws: LongHorizonDraws, tolerance: float) -> tuple[int, float]:
+    """``(q, allowance)``: the smallest ``q = 8 * 2^i`` whose allowance ``2 max |L_q - L_2q|`` (over a pilot of the
+    draws of both directions) is <= ``tolerance``; see the module docstring."""
+    q = 8
+    previous = [_long_losses(pair, draws, q, sign, _PILOT)[0] for sign in (1.0, -1.0)]
+    while True:
+        finer = [_long_losses(pair, draws, 2 * q, sign, _PILOT)[0] for sign in (1.0, -1.0)]
+        allowance = 2.0 * max(float(np.max(np.abs(a - b))) for a, b in zip(previous, finer, strict=True))
+        if allowance <= tolerance or 2 * q >= _MAX_GRID:
+            if allowance > tolerance:
+                raise ValueError(f"the state grid did not reach grid_tolerance={tolerance!r} by "
+                                 f"{_MAX_GRID} points per unit (allowance {allowance:.3g}); raise grid_tolerance.")
+            return q, allowance
+        q, previous = 2 * q, finer
+
+
+def _deltas(losses: np.ndarray, epsilons: np.ndarray, sign: float, z: float,
+            log_weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Upper and lower confidence bounds of ``E[w (1 - e^{eps - sign * L})_+]`` at each epsilon (``w = 1`` if no
+    weights are given).
 
     With ``x = sign * L`` sorted in decreasing order, the sample mean and second moment at eps only involve the
-    samples with ``x > eps``: ``sum (1 - e^eps e^{-x})`` and ``sum (1 - e^eps e^{-x})^2``, read from cumulative sums
-    of ``1``, ``e^{-x}`` and ``e^{-2x}`` (computed relative to ``e^{-eps}`` to avoid overflow).
+    samples with ``x > eps``.
     """
-    x = np.sort(sign * losses)[::-1]
+    order = np.argsort(-(sign * losses))
+    x = (sign * losses)[order]
+    w = np.ones_like(x) if log_weights is None else np.exp(log_weights[order])
     n = x.size
     out_upper = np.empty(epsilons.size)
     out_lower = np.empty(epsilons.size)
@@ -73,7 +174,7 @@ def _deltas(losses: np.ndarray, epsilons: np.ndarray, sign: float, z: float) -> 
         if m == 0:
             out_upper[i] = out_lower[i] = 0.0
             continue
-        terms = -np.expm1(eps - x[:m])  # in (0, 1]
+        terms = -np.expm1(eps - x[:m]) * w[:m]
         mean = terms.sum() / n
         second = np.dot(terms, terms) / n
         se = math.sqrt(max(second - mean**2, 0.0) * n / (n - 1) / n)
@@ -82,17 +183,36 @@ def _deltas(losses: np.ndarray, epsilons: np.ndarray, sign: float, z: float) -> 
     return out_upper, out_lower
 
 
+def _epsilons(grid: np.ndarray, delta: float, z: float, p: tuple[np.ndarray, np.ndarray | None],
+              q: tuple[np.ndarray, np.ndarray | None]) -> tuple[float, float]:
+    upper_p, lower_p = _deltas(p[0], grid, 1.0, z, p[1])
+    upper_q, lower_q = _deltas(q[0], grid, -1.0, z, q[1])
+    upper, lower = np.maximum(upper_p, upper_q), np.maximum(lower_p, lower_q)
+    ok_upper = np.flatnonzero(upper <= delta)
+    eps_upper = float(grid[ok_upper[0]]) if ok_upper.size else math.inf
+    # the lower bound: the largest grid epsilon at which the lower confidence bound still exceeds delta
+    above = np.flatnonzero(lower > delta)
+    eps_lower = float(grid[above[-1]]) if above.size else 0.0
+    return eps_upper, eps_lower
+
+
 def monte_carlo_epsilon(pair: DominatingPair, *, delta: float, num_samples: int, rng: np.random.Generator,
-                        confidence: float = 0.999, epsilon_grid: np.ndarray | None = None) -> MonteCarloEstimate:
+                        confidence: float = 0.999, epsilon_grid: np.ndarray | None = None,
+                        grid_tolerance: float = 2e-3, draws: LongHorizonDraws | None = None,
+                        grid_points_per_unit: int | None = None) -> MonteCarloEstimate:
     """Upper and lower confidence bounds on the pair's epsilon at ``delta`` (see the module docstring).
 
     Args:
-        pair: the Theorem F.8 pair (``num_steps <= 16``).
+        pair: the Theorem F.8 pair: any encoder for ``num_steps <= 16``, a lambda-CGD one for longer horizons.
         delta: in (0, 1).
         num_samples: draws per direction (>= 100); the standard error of a delta scales like 1/sqrt of it.
         rng: the random generator (passed explicitly; the caller seeds it).
         confidence: the one-sided level of each bound, Bonferroni-corrected over the grid and both directions.
         epsilon_grid: increasing epsilons to test (default: 0 to 20 in steps of 0.01).
+        grid_tolerance: long horizons: the largest allowance accepted for the state grid's error (module docstring).
+        draws: long horizons: the draws' seeds (default: taken from ``rng``); pass the same ones to estimate at
+            several kappa with common random numbers.
+        grid_points_per_unit: long horizons: use this grid instead of choosing one (its allowance is still measured).
     """
     _check.in_range(0.0, 1.0, closed="neither", delta=delta, confidence=confidence)
     _check.integer(minimum=100, num_samples=num_samples)
@@ -102,14 +222,28 @@ def monte_carlo_epsilon(pair: DominatingPair, *, delta: float, num_samples: int,
     from scipy.special import ndtri
 
     z = float(ndtri(1.0 - (1.0 - confidence) / (2 * grid.size)))
-    loss_p, loss_q = _sample_losses(pair, int(num_samples), rng)
-    upper_p, lower_p = _deltas(loss_p, grid, 1.0, z)
-    upper_q, lower_q = _deltas(loss_q, grid, -1.0, z)
-    upper, lower = np.maximum(upper_p, upper_q), np.maximum(lower_p, lower_q)
-    ok_upper = np.flatnonzero(upper <= delta)
-    eps_upper = float(grid[ok_upper[0]]) if ok_upper.size else math.inf
-    # the lower bound: the largest grid epsilon at which the lower confidence bound still exceeds delta
-    above = np.flatnonzero(lower > delta)
-    eps_lower = float(grid[above[-1]]) if above.size else 0.0
-    return MonteCarloEstimate(epsilon_upper=eps_upper, epsilon_lower=eps_lower, confidence=float(confidence),
-                              num_samples=int(num_samples))
+    if pair.num_steps <= MAX_ENUMERATION_STEPS:
+        loss_p, loss_q = _sample_losses(pair, int(num_samples), rng)
+        eps_upper, eps_lower = _epsilons(grid, delta, z, (loss_p, None), (loss_q, None))
+        return MonteCarloEstimate(epsilon_upper=eps_upper, epsilon_lower=eps_lower, confidence=float(confidence),
+                                  num_samples=int(num_samples))
+    if geometric_ratio(pair) is None:
+        raise ValueError(f"the Monte-Carlo estimate at num_steps={pair.num_steps} > {MAX_ENUMERATION_STEPS} needs a "
+                         f"lambda-CGD encoder (its privacy loss has a forward recursion); got {pair.strategy}.")
+    _check.positive(grid_tolerance=grid_tolerance)
+    draws = LongHorizonDraws.from_rng(int(num_samples), rng) if draws is None else draws
+    if draws.num_samples != num_samples:
+        raise ValueError(f"draws hold {draws.num_samples} samples per direction; got num_samples={num_samples}.")
+    if grid_points_per_unit is None:
+        q, allowance = grid_resolution(pair, draws, float(grid_tolerance))
+    else:
+        q = int(grid_points_per_unit)
+        pilot = [(_long_losses(pair, draws, q, s, _PILOT)[0], _long_losses(pair, draws, 2 * q, s, _PILOT)[0])
+                 for s in (1.0, -1.0)]
+        allowance = 2.0 * max(float(np.max(np.abs(a - b))) for a, b in pilot)
+    from_p = _long_losses(pair, draws, q, 1.0)
+    from_q = _long_losses(pair, draws, q, -1.0)
+    eps_upper, eps_lower = _epsilons(grid, delta, z, from_p, from_q)
+    return MonteCarloEstimate(epsilon_upper=eps_upper + allowance, epsilon_lower=max(eps_lower - allowance, 0.0),
+                              confidence=float(confidence), num_samples=int(num_samples), grid_points_per_unit=q,
+                              grid_allowance=allowance)
