@@ -248,9 +248,9 @@ def test_refusals_and_bad_input():
         amplified_epsilon(LambdaCGD(0.5), sampler="poisson", **{**kw, "noise_multiplier": -1.0})
     with pytest.raises(ValueError, match="delta"):
         amplified_epsilon(LambdaCGD(0.5), sampler="poisson", **{**kw, "delta": 1.0})
-    with pytest.raises(ValueError, match="num_steps <= 16"):
-        amplified_epsilon(LambdaCGD(0.5), sampler="poisson", method="estimate", rng=np.random.default_rng(0),
-                          **{**kw, "num_steps": 40})
+    with pytest.raises(ValueError, match="lambda-CGD encoder"):
+        amplified_epsilon(Toeplitz([1.0, 0.6, 0.3]), sampler="poisson", method="estimate",
+                          rng=np.random.default_rng(0), **{**kw, "num_steps": 40})
 
 
 def test_neighbouring_relation_per_sampler():

@@ -7,8 +7,9 @@ One entry point for the Theorem F.8 pair (Wang et al., arXiv 2605.12648v1) of an
 * ``method="bound"`` (label ``bound``): conditional composition of mixture-of-Gaussians PLDs (Choquette-Choo,
   Ganesh, Steinke & Thakurta, ICLR 2024, arXiv 2310.15526), both directions of the pair, with the bad-event
   probability spent from delta (:mod:`privdyn.privacy.amplification.conditional`).
-* ``method="estimate"`` (label ``estimate``): a Monte-Carlo upper confidence bound from the pair with its exact
-  privacy loss (short horizons only; :mod:`privdyn.privacy.amplification.monte_carlo`).
+* ``method="estimate"`` (label ``estimate``): a Monte-Carlo upper confidence bound from the pair, with its exact
+  privacy loss for ``T <= 16`` (any strategy) and, for lambda-CGD at any horizon, the forward recursion on a state grid
+  with importance sampling (:mod:`privdyn.privacy.amplification.monte_carlo`).
 
 ``noise_multiplier`` is kappa of Theorem F.8: the noise std on the **sum** of clipped per-example gradients divided by
 the clip (``docs/amplification.md`` relates it to the other relations).
@@ -22,8 +23,15 @@ import numpy as np
 
 from privdyn import _check
 from privdyn.privacy.amplification import conditional
-from privdyn.privacy.amplification.monte_carlo import monte_carlo_epsilon
-from privdyn.privacy.amplification.pair import NEIGHBORING, PAPER, dominating_pair, validate_sampler
+from privdyn.privacy.amplification.monte_carlo import LongHorizonDraws, monte_carlo_epsilon
+from privdyn.privacy.amplification.pair import (
+    MAX_ENUMERATION_STEPS,
+    NEIGHBORING,
+    PAPER,
+    DominatingPair,
+    dominating_pair,
+    validate_sampler,
+)
 from privdyn.privacy.labels import Guarantee, PrivacyLoss
 
 if TYPE_CHECKING:  # the strategies import scipy through privdyn.rng: keep `import privdyn.privacy` light
@@ -65,7 +73,7 @@ def amplified_epsilon(strategy: Strategy, *, noise_multiplier: float, sampling_p
         sampler: ``"fixed_size"`` (batches of B drawn without replacement independently at every step; zero-out
             neighbours) or ``"poisson"`` (add-remove neighbours). ``"shuffle"`` is refused.
         method: ``"bound"`` (a formal upper bound) or ``"estimate"`` (a Monte-Carlo upper confidence bound at level
-            ``confidence``; needs ``rng`` and ``num_steps <= 16``).
+            ``confidence``; needs ``rng``, and lambda-CGD when ``num_steps > 16``).
         settings: the bound's numerical settings (default :class:`~conditional.BoundSettings`).
         num_samples, confidence, rng: the estimate's draws per direction, level and generator.
 
@@ -91,16 +99,25 @@ def amplified_epsilon(strategy: Strategy, *, noise_multiplier: float, sampling_p
     estimate = monte_carlo_epsilon(pair, delta=dlt, num_samples=num_samples, rng=rng, confidence=confidence)
     return PrivacyLoss(value=estimate.epsilon_upper, guarantee=Guarantee.ESTIMATE, quantity="epsilon",
                        neighboring=NEIGHBORING[sampler],
-                       source=f"{common}; Monte-Carlo upper confidence bound at level {confidence:g} "
-                              f"({num_samples} draws per direction, exact privacy loss; lower confidence bound "
-                              f"{estimate.epsilon_lower:.6g})")
+                       source=f"{common}; {_estimate_source(estimate, confidence, num_samples)}")
+
+
+def _estimate_source(estimate: Any, confidence: float, num_samples: int) -> str:
+    if estimate.grid_points_per_unit is None:
+        loss = "exact privacy loss"
+    else:
+        loss = (f"privacy loss by the forward recursion on {estimate.grid_points_per_unit} grid points per unit of "
+                f"state, allowance {estimate.grid_allowance:.2g} added; mixture importance sampling")
+    return (f"Monte-Carlo upper confidence bound at level {confidence:g} ({num_samples} draws per direction, {loss}; "
+            f"lower confidence bound {estimate.epsilon_lower:.6g})")
 
 
 def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: float, sampling_prob: float,
                                num_steps: int, sampler: str, rtol: float = 1e-3,
                                settings: conditional.BoundSettings | None = None,
-                               initial: float | None = None) -> PrivacyLoss:
-    """The smallest kappa (to ``rtol``) whose ``amplified_epsilon(..., method="bound")`` is <= ``epsilon``.
+                               initial: float | None = None, method: str = "bound", num_samples: int = 4000,
+                               confidence: float = 0.999, rng: np.random.Generator | None = None) -> PrivacyLoss:
+    """The smallest kappa (to ``rtol``) whose ``amplified_epsilon(..., method=method)`` is <= ``epsilon``.
 
     Always on the safe side: the returned kappa was evaluated and meets the target; a kappa smaller by the factor
     ``1 + rtol`` was evaluated and does not (a bracket of evaluated points, regula falsi in log-log). The search
@@ -108,8 +125,12 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
     :func:`amplified_epsilon`'s, for speed); every discretization gives an upper bound, so the returned kappa meets
     the target whatever the discretization, and is at most about 1% larger than with a finer one.
 
+    With ``method="estimate"`` every kappa is evaluated on the same random numbers (common random numbers, drawn
+    once from ``rng``), with ``num_samples`` draws per direction at level ``confidence``: the returned kappa is the
+    smallest whose Monte-Carlo upper confidence bound meets the target (label ``estimate``).
+
     Returns:
-        ``PrivacyLoss(value=kappa, guarantee="bound", quantity="noise_multiplier", neighboring=...)``.
+        ``PrivacyLoss(value=kappa, guarantee="bound" or "estimate", quantity="noise_multiplier", neighboring=...)``.
     """
     from privdyn.privacy._calibration_search import smallest_safe
 
@@ -119,21 +140,51 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
     dlt = _delta(delta)
     _check.scalar(rtol=rtol)
     _check.in_range(1e-6, 1.0, closed="both", rtol=rtol)
+    _check.one_of(METHODS, method=method)
     settings = conditional.BoundSettings(value_discretization_interval=1e-3) if settings is None else settings
-    dominating_pair(strategy, noise_multiplier=1.0, sampling_prob=sampling_prob, num_steps=num_steps)  # validate
-
-    def fn(kappa: float) -> float:
-        pair = dominating_pair(strategy, noise_multiplier=kappa, sampling_prob=sampling_prob, num_steps=num_steps)
-        return _bound_epsilon(pair, dlt, settings)
-
+    first = dominating_pair(strategy, noise_multiplier=1.0, sampling_prob=sampling_prob, num_steps=num_steps)
     guess = float(initial) if initial is not None else _initial_guess(strategy, epsilon, dlt, sampling_prob,
                                                                        num_steps)
-    kappa = smallest_safe(fn, float(epsilon), guess, float(rtol))
-    return PrivacyLoss(value=kappa, guarantee=Guarantee.BOUND, quantity="noise_multiplier",
+    target = f"calibrated to epsilon={float(epsilon)!r}, delta={dlt!r} (rtol {float(rtol):g})"
+    if method == "bound":
+        def fn(kappa: float) -> float:
+            pair = dominating_pair(strategy, noise_multiplier=kappa, sampling_prob=sampling_prob,
+                                   num_steps=num_steps)
+            return _bound_epsilon(pair, dlt, settings)
+
+        kappa = smallest_safe(fn, float(epsilon), guess, float(rtol))
+        return PrivacyLoss(value=kappa, guarantee=Guarantee.BOUND, quantity="noise_multiplier",
+                           neighboring=NEIGHBORING[sampler],
+                           source=f"{PAPER}, Theorem F.8 pair for {strategy!r}, sampler {sampler!r}; conditional "
+                                  f"composition ({_MMCC}); {target}")
+    if rng is None:
+        raise ValueError("method='estimate' needs rng (a numpy.random.Generator); got rng=None.")
+    estimate_at = _common_random_numbers(first, dlt, int(num_samples), float(confidence), rng)
+    last: dict[str, Any] = {}
+
+    def fn_estimate(kappa: float) -> float:
+        pair = dominating_pair(strategy, noise_multiplier=kappa, sampling_prob=sampling_prob, num_steps=num_steps)
+        last[repr(kappa)] = estimate_at(pair)
+        return float(last[repr(kappa)].epsilon_upper)
+
+    kappa = smallest_safe(fn_estimate, float(epsilon), guess, float(rtol))
+    return PrivacyLoss(value=kappa, guarantee=Guarantee.ESTIMATE, quantity="noise_multiplier",
                        neighboring=NEIGHBORING[sampler],
-                       source=f"{PAPER}, Theorem F.8 pair for {strategy!r}, sampler {sampler!r}; conditional "
-                              f"composition ({_MMCC}); calibrated to epsilon={float(epsilon)!r}, delta={dlt!r} "
-                              f"(rtol {float(rtol):g})")
+                       source=f"{PAPER}, Theorem F.8 pair for {strategy!r}, sampler {sampler!r}; "
+                              f"{_estimate_source(last[repr(kappa)], confidence, num_samples)}; {target}")
+
+
+def _common_random_numbers(pair: DominatingPair, delta: float, num_samples: int, confidence: float,
+                           rng: np.random.Generator) -> Any:
+    """A function of the pair giving its Monte-Carlo estimate, on the same random numbers at every kappa."""
+    _check.integer(minimum=100, num_samples=num_samples)
+    if pair.num_steps <= MAX_ENUMERATION_STEPS:
+        seed = int(rng.integers(0, 2**63 - 1))
+        return lambda p: monte_carlo_epsilon(p, delta=delta, num_samples=num_samples, confidence=confidence,
+                                             rng=np.random.default_rng(seed))
+    draws = LongHorizonDraws.from_rng(num_samples, rng)
+    return lambda p: monte_carlo_epsilon(p, delta=delta, num_samples=num_samples, confidence=confidence, rng=rng,
+                                         draws=draws)
 
 
 def _initial_guess(strategy: Strategy, epsilon: float, delta: float, sampling_prob: float, num_steps: int) -> float:
