@@ -58,8 +58,9 @@ def test_forward_recursion_refuses_other_encoders_and_bad_grids():
         privacy_loss_forward(cgd, np.zeros((1, 29)), 8)
 
 
-@pytest.mark.parametrize("r,kappa,steps,delta", [(0.2, 6.0, 200, 1e-5), (0.05, 2.0, 400, 1e-6)])
-def test_long_horizon_estimate_brackets_dp_accounting_at_lambda0(r, kappa, steps, delta):
+@pytest.mark.parametrize("r,kappa,steps,delta,width", [(0.2, 6.0, 200, 1e-5, 0.1), (0.5, 18.75, 100, 1e-5, 0.1),
+                                                       (0.05, 2.0, 400, 1e-6, 0.25), (0.01, 1.0, 300, 1e-5, 1.0)])
+def test_long_horizon_estimate_brackets_dp_accounting_at_lambda0(r, kappa, steps, delta, width):
     # At lambda = 0 the pair is the Poisson-subsampled Gaussian: dp-accounting's PLD is exact up to its
     # discretization (1e-4 here); the importance-sampled estimate must bracket it (up to the 0.01 epsilon grid).
     import dp_accounting
@@ -72,9 +73,12 @@ def test_long_horizon_estimate_brackets_dp_accounting_at_lambda0(r, kappa, steps
     mc = monte_carlo_epsilon(pair, delta=delta, num_samples=2000, rng=np.random.default_rng(5))
     assert mc.grid_points_per_unit is not None
     assert mc.epsilon_lower - 0.01 <= reference <= mc.epsilon_upper + 0.01, (mc, reference)
-    assert mc.epsilon_upper - mc.epsilon_lower < 0.1 * reference  # the sampler resolves delta of order 1e-6
+    # informative: the interval's width relative to epsilon (narrow where the noise dominates the privacy loss, wider
+    # where the few participations of a small sampling rate do)
+    assert mc.epsilon_upper - mc.epsilon_lower < width * reference
 
 
+@pytest.mark.slow
 def test_bound_never_below_the_long_horizon_estimate():
     kw = dict(noise_multiplier=8.0, sampling_prob=0.2, num_steps=60, delta=1e-5, sampler="poisson")
     bound = amplified_epsilon(LambdaCGD(0.7), settings=BoundSettings(value_discretization_interval=1e-3), **kw)
@@ -85,18 +89,17 @@ def test_bound_never_below_the_long_horizon_estimate():
 
 
 def test_estimate_calibration_uses_common_random_numbers():
-    kw = dict(epsilon=1.0, delta=1e-5, sampling_prob=0.2, num_steps=40, sampler="fixed_size", rtol=0.02,
-              method="estimate", num_samples=1000)
+    kw = dict(epsilon=1.0, delta=1e-5, sampling_prob=0.2, num_steps=20, sampler="fixed_size", rtol=0.05,
+              method="estimate", num_samples=500)
     first = amplified_noise_multiplier(LambdaCGD(0.5), rng=np.random.default_rng(3), **kw)
     again = amplified_noise_multiplier(LambdaCGD(0.5), rng=np.random.default_rng(3), **kw)
     assert first.guarantee is Guarantee.ESTIMATE and float(first) == float(again)
-    bound = amplified_noise_multiplier(LambdaCGD(0.5), **{**kw, "method": "bound", "rtol": 0.02})
-    assert float(first) <= float(bound) * 1.02
-    # the returned kappa meets the target on the same draws, and 2% less does not
-    pair = dominating_pair(LambdaCGD(0.5), noise_multiplier=float(first), sampling_prob=0.2, num_steps=40)
-    draws = LongHorizonDraws.from_rng(1000, np.random.default_rng(3))
-    at = monte_carlo_epsilon(pair, delta=1e-5, num_samples=1000, rng=np.random.default_rng(0), draws=draws)
-    assert at.epsilon_upper <= 1.0
+    # on the same draws, the returned kappa meets the target and one smaller by the factor 1 + rtol does not
+    draws = LongHorizonDraws.from_rng(500, np.random.default_rng(3))
+    for kappa, meets in [(float(first), True), (float(first) / 1.05, False)]:
+        pair = dominating_pair(LambdaCGD(0.5), noise_multiplier=kappa, sampling_prob=0.2, num_steps=20)
+        at = monte_carlo_epsilon(pair, delta=1e-5, num_samples=500, rng=np.random.default_rng(0), draws=draws)
+        assert (at.epsilon_upper <= 1.0) is meets, (kappa, at)
     with pytest.raises(ValueError, match="rng"):
         amplified_noise_multiplier(LambdaCGD(0.5), **kw)
 

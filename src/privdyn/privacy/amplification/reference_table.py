@@ -53,28 +53,40 @@ def _entry(setting: dict[str, Any], lam: float, rtol: float) -> dict[str, Any]:
             "kappa_bound": float(bound), "bound_seconds": round(seconds, 1), "rtol": rtol}
 
 
-def _estimate_columns(row: dict[str, Any], num_samples: int, seed: int) -> dict[str, Any]:
-    """The estimate's kappa for the row's target and its epsilon at the row's bound kappa (same random numbers)."""
+def _at_bound(row: dict[str, Any], num_samples: int, seed: int) -> dict[str, float]:
+    """The estimate's upper and lower confidence bounds on epsilon at the row's bound kappa."""
     import numpy as np
 
-    from privdyn.privacy.amplification.accountant import amplified_epsilon, amplified_noise_multiplier
+    from privdyn.privacy.amplification.monte_carlo import monte_carlo_epsilon
+    from privdyn.privacy.amplification.pair import dominating_pair
     from privdyn.privacy.correlated import LambdaCGD
 
-    strategy = LambdaCGD(row["noise_correlation"])
-    common = {"sampling_prob": row["batch_size"] / row["n"], "num_steps": row["num_steps"], "delta": row["delta"],
-              "sampler": "fixed_size"}
+    pair = dominating_pair(LambdaCGD(row["noise_correlation"]), noise_multiplier=row["kappa_bound"],
+                           sampling_prob=row["batch_size"] / row["n"], num_steps=row["num_steps"])
+    estimate = monte_carlo_epsilon(pair, delta=row["delta"], num_samples=num_samples, rng=np.random.default_rng(seed))
+    return {"epsilon_estimate_at_kappa_bound": estimate.epsilon_upper,
+            "epsilon_estimate_lower_at_kappa_bound": estimate.epsilon_lower}
+
+
+def _estimate_columns(row: dict[str, Any], num_samples: int, seed: int) -> dict[str, Any]:
+    """The estimate's kappa for the row's target, and its confidence bounds on epsilon at the row's bound kappa (on
+    the same random numbers: both draw from ``numpy.random.default_rng(seed)``)."""
+    import numpy as np
+
+    from privdyn.privacy.amplification.accountant import amplified_noise_multiplier
+    from privdyn.privacy.correlated import LambdaCGD
+
     start = time.perf_counter()
-    at_bound = amplified_epsilon(strategy, noise_multiplier=row["kappa_bound"], method="estimate",
-                                 num_samples=num_samples, rng=np.random.default_rng(seed), **common)
+    at_bound = _at_bound(row, num_samples, seed)
     # epsilon falls roughly like 1/kappa: start the search there (it only sets where the search starts)
-    guess = row["kappa_bound"] * min(1.0, max(float(at_bound) / row["epsilon"], 0.05))
-    kappa = amplified_noise_multiplier(strategy, epsilon=row["epsilon"], rtol=row["rtol"], method="estimate",
-                                       num_samples=num_samples, rng=np.random.default_rng(seed), initial=guess,
-                                       **common)
-    seconds = time.perf_counter() - start
-    return {"kappa_estimate": float(kappa), "estimate_seconds": round(seconds, 1), "estimate_source": kappa.source,
-            "epsilon_estimate_at_kappa_bound": float(at_bound), "estimate_samples": num_samples,
-            "estimate_seed": seed}
+    ratio = at_bound["epsilon_estimate_at_kappa_bound"] / row["epsilon"]
+    kappa = amplified_noise_multiplier(LambdaCGD(row["noise_correlation"]), epsilon=row["epsilon"],
+                                       delta=row["delta"], sampling_prob=row["batch_size"] / row["n"],
+                                       num_steps=row["num_steps"], sampler="fixed_size", rtol=row["rtol"],
+                                       method="estimate", num_samples=num_samples, rng=np.random.default_rng(seed),
+                                       initial=row["kappa_bound"] * min(1.0, max(ratio, 0.05)))
+    return {"kappa_estimate": float(kappa), "estimate_seconds": round(time.perf_counter() - start, 1),
+            "estimate_source": kappa.source, **at_bound, "estimate_samples": num_samples, "estimate_seed": seed}
 
 
 def _write(rows: list[dict[str, Any]], out: pathlib.Path) -> None:
