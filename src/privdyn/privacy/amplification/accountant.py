@@ -159,6 +159,11 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
                                   f"composition ({_MMCC}); {target}")
     if rng is None:
         raise ValueError("method='estimate' needs rng (a numpy.random.Generator); got rng=None.")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}.")
+    _check.integer(minimum=100, num_samples=num_samples)
+    _check.scalar(confidence=confidence)
+    _check.in_range(0.0, 1.0, closed="neither", confidence=confidence)
     estimate_at = _common_random_numbers(first, dlt, int(num_samples), float(confidence), rng)
     last: dict[str, Any] = {}
 
@@ -177,7 +182,6 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
 def _common_random_numbers(pair: DominatingPair, delta: float, num_samples: int, confidence: float,
                            rng: np.random.Generator) -> Any:
     """A function of the pair giving its Monte-Carlo estimate, on the same random numbers at every kappa."""
-    _check.integer(minimum=100, num_samples=num_samples)
     if pair.num_steps <= MAX_ENUMERATION_STEPS:
         seed = int(rng.integers(0, 2**63 - 1))
         return lambda p: monte_carlo_epsilon(p, delta=delta, num_samples=num_samples, confidence=confidence,

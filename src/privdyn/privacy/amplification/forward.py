@@ -41,6 +41,10 @@ MAX_GRID_POINTS = 1_000_000
 
 def geometric_ratio(pair: DominatingPair) -> float | None:
     """``lambda`` if the pair's ``|C|`` has first column ``1, lambda, lambda^2, ...`` (lambda-CGD), else ``None``."""
+    from privdyn.privacy.amplification.pair import DominatingPair
+
+    if not isinstance(pair, DominatingPair):
+        raise TypeError(f"pair must be a DominatingPair; got {type(pair).__name__}.")
     c = pair.coefficients
     if c.size == 0 or c[0] != 1.0:
         return None
@@ -121,7 +125,7 @@ def _compiled() -> Callable[..., None]:
     """:func:`_forward` compiled by numba (imported and compiled on first use; cached on disk)."""
     import numba
 
-    return numba.njit(cache=True, nogil=True)(_forward)  # type: ignore[no-any-return]
+    return numba.njit(cache=True, nogil=True)(_forward)
 
 
 def privacy_loss_forward(pair: DominatingPair, outputs: np.ndarray, grid_points_per_unit: int) -> np.ndarray:

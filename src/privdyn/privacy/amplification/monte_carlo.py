@@ -105,6 +105,10 @@ class LongHorizonDraws:
 
     @classmethod
     def from_rng(cls, num_samples: int, rng: np.random.Generator) -> LongHorizonDraws:
+        """Seeds for ``num_samples`` draws per direction, taken from ``rng``."""
+        _check.integer(minimum=1, num_samples=num_samples)
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}.")
         chunks = 2 * -(-num_samples // _CHUNK)
         return cls(num_samples, tuple(int(x) for x in rng.integers(0, 2**63 - 1, size=chunks)))
 
@@ -172,7 +176,7 @@ def _long_losses(pair: DominatingPair, draws: LongHorizonDraws, q: int, sign: fl
     return np.concatenate(losses), np.concatenate(weights)
 
 
-def grid_resolution(pair: DominatingPair, draws: LongHorizonDraws, tolerance: float) -> tuple[int, float]:
+def _grid_resolution(pair: DominatingPair, draws: LongHorizonDraws, tolerance: float) -> tuple[int, float]:
     """``(q, allowance)``: the smallest ``q = 8 * 2^i`` whose allowance ``2 max |L_q - L_2q|`` (over a pilot of the
     draws of both directions) is <= ``tolerance``; see the module docstring."""
     q = 8
@@ -247,10 +251,14 @@ def monte_carlo_epsilon(pair: DominatingPair, *, delta: float, num_samples: int,
             several kappa with common random numbers.
         grid_points_per_unit: long horizons: use this grid instead of choosing one (its allowance is still measured).
     """
+    if not isinstance(pair, DominatingPair):
+        raise TypeError(f"pair must be a DominatingPair; got {type(pair).__name__}.")
     _check.in_range(0.0, 1.0, closed="neither", delta=delta, confidence=confidence)
     _check.integer(minimum=100, num_samples=num_samples)
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}.")
+    if draws is not None and not isinstance(draws, LongHorizonDraws):
+        raise TypeError(f"draws must be LongHorizonDraws or None; got {type(draws).__name__}.")
     grid = np.arange(0.0, 20.0 + 1e-9, 0.01) if epsilon_grid is None else np.asarray(epsilon_grid, dtype=float)
     from scipy.special import ndtri
 
@@ -268,8 +276,9 @@ def monte_carlo_epsilon(pair: DominatingPair, *, delta: float, num_samples: int,
     if draws.num_samples != num_samples:
         raise ValueError(f"draws hold {draws.num_samples} samples per direction; got num_samples={num_samples}.")
     if grid_points_per_unit is None:
-        q, allowance = grid_resolution(pair, draws, float(grid_tolerance))
+        q, allowance = _grid_resolution(pair, draws, float(grid_tolerance))
     else:
+        _check.integer(minimum=4, grid_points_per_unit=grid_points_per_unit)
         q = int(grid_points_per_unit)
         pilot = [(_long_losses(pair, draws, q, s, _PILOT)[0], _long_losses(pair, draws, 2 * q, s, _PILOT)[0])
                  for s in (1.0, -1.0)]
