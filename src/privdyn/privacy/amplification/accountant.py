@@ -165,18 +165,20 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
     _check.scalar(confidence=confidence)
     _check.in_range(0.0, 1.0, closed="neither", confidence=confidence)
     estimate_at = _common_random_numbers(first, dlt, int(num_samples), float(confidence), rng)
-    last: dict[str, Any] = {}
+    evaluated: dict[float, Any] = {}
 
     def fn_estimate(kappa: float) -> float:
         pair = dominating_pair(strategy, noise_multiplier=kappa, sampling_prob=sampling_prob, num_steps=num_steps)
-        last[repr(kappa)] = estimate_at(pair)
-        return float(last[repr(kappa)].epsilon_upper)
+        evaluated[kappa] = estimate_at(pair)
+        return float(evaluated[kappa].epsilon_upper)
 
     kappa = smallest_safe(fn_estimate, float(epsilon), guess, float(rtol))
+    # the search may hand back its bracket end through exp(log(kappa)): the evaluation nearest to it is that one
+    nearest = min(evaluated, key=lambda k: abs(k - kappa))
     return PrivacyLoss(value=kappa, guarantee=Guarantee.ESTIMATE, quantity="noise_multiplier",
                        neighboring=NEIGHBORING[sampler],
                        source=f"{PAPER}, Theorem F.8 pair for {strategy!r}, sampler {sampler!r}; "
-                              f"{_estimate_source(last[repr(kappa)], confidence, num_samples)}; {target}")
+                              f"{_estimate_source(evaluated[nearest], confidence, num_samples)}; {target}")
 
 
 def _common_random_numbers(pair: DominatingPair, delta: float, num_samples: int, confidence: float,
