@@ -105,7 +105,7 @@ class _Stepper:
         self.rate_weights = 2.0 * self.rates * self.weights
         self.max_rate = float(self.rates[-1])
         self.table = np.empty((5, self.rates.size))  # E, φ₁..φ₄ at the last pass's clock
-        self.scalars = np.empty(20)
+        self.scalars = np.empty(18)
         self.passes = 0
 
     def node(self, eta: float, eta_bar: float, b: float, R: float) -> _Node:
@@ -139,24 +139,15 @@ class _Stepper:
         e1 = float(eta[1])
         is_capped = e1 > drive.cap if end_capped is None else end_capped
         sched_1 = (e1, drive.cap if is_capped else e1, float(b[1]))
-        eta_bar_gl = np.ascontiguousarray(eta_bar[2:10])
-        # quadrature error of the schedule alone (e.g. η̄ ∝ √(1 − t) near the end for α = ½): the halves' rule
-        # against the whole step's, for ∫η̄ and ∫η̄²
-        halves, whole = eta_bar[2:10], eta_bar[10:]
-        gl_error = (h * abs(float(_W_GL @ halves - _W_GL_FULL @ whole)),
-                    h * abs(float(_W_GL @ halves**2 - _W_GL_FULL @ whole**2)))
-        # ∫b dt from t0 to the mid node and to the end, exactly: b = (2c²γ²/ρ²)(−dη̃²/dt)
-        nf = drive.noise_factor
-        Ib_m, Ib_1 = nf * max(n0.eta**2 - float(eta[0]) ** 2, 0.0), nf * max(n0.eta**2 - e1**2, 0.0)
-        self.scalars[:] = (h, n0.R, n0.fa, n0.fb, h * slope0, guesses[0], guesses[1], sched_1[1], sched_1[2], Ib_m,
-                           Ib_1, gl_error[0], gl_error[1], self.rtol, drive.aspect_ratio, drive.clip,
-                           drive.label_noise, self.sum_wa, self.sum_wb, self.max_rate)
+        self.scalars[:] = (h, n0.R, n0.fa, n0.fb, h * slope0, guesses[0], guesses[1], sched_1[1], sched_1[2],
+                           drive.noise_factor * n0.eta**2, drive.noise_factor, self.rtol, drive.aspect_ratio,
+                           drive.clip, drive.label_noise, self.sum_wa, self.sum_wb, self.max_rate)
         S1 = np.empty_like(self.rates)
         kernel = self.kernel
         status, R1, Rm, err, passes = kernel.step_kernel(
             self.rates, self.gain_a, self.gain_b, self.weights, self.wa, self.wb, S0, S1, self.table, self.scalars,
-            eta_bar_gl, _W_GL, _CUBIC_ROWS, _QUARTIC_ROWS, _LOW_INVERSE, _SERIES_COEFFICIENTS, _SERIES_CUTOFF,
-            _MAX_CLOCK_ITERATIONS)
+            eta, eta_bar, _W_GL, _W_GL_FULL, _CUBIC_ROWS, _QUARTIC_ROWS, _LOW_INVERSE, _SERIES_COEFFICIENTS,
+            _SERIES_CUTOFF, _MAX_CLOCK_ITERATIONS)
         self.passes += passes
         if status != kernel.STEP_OK:
             return None

@@ -204,20 +204,34 @@ def _dot4(a: np.ndarray, b: np.ndarray) -> float:
 @numba.njit(**_JIT)
 def step_kernel(rates: np.ndarray, gain_a: np.ndarray, gain_b: np.ndarray, weights: np.ndarray, wa: np.ndarray,
                 wb: np.ndarray, S0: np.ndarray, S1: np.ndarray, table: np.ndarray, scalars: np.ndarray,
-                eta_bar_gl: np.ndarray, weights_gl: np.ndarray, cubic_rows: np.ndarray, quartic_rows: np.ndarray,
-                low_inverse: np.ndarray, series: np.ndarray, cutoff: float, max_clock_iterations: int
-                ) -> tuple[int, float, float, float, int]:
+                eta: np.ndarray, eta_bar: np.ndarray, weights_gl: np.ndarray, weights_gl_full: np.ndarray,
+                cubic_rows: np.ndarray, quartic_rows: np.ndarray, low_inverse: np.ndarray, series: np.ndarray,
+                cutoff: float, max_clock_iterations: int) -> tuple[int, float, float, float, int]:
     """One step attempt of the exponential integrator; fills ``S1`` and returns (status, R1, R_mid, err, passes).
 
+    ``eta``, ``eta_bar``: η̃ and η̄ at the step's nodes (mid, end, Gauss–Legendre on the halves, on the whole step).
     ``scalars``: h, R0, f_a(t0), f_b(t0), h·dR/dt(t0), guesses of R at the mid node and at the end, η̄ and b at the
-    end, ∫b to the mid node and to the end, the quadrature errors of ∫η̄ and ∫η̄², rtol, γ, c, ζ, Σ wA, Σ wB, max κ.
+    end, (2c²γ²/ρ²)·η̃(t0)², 2c²γ²/ρ², rtol, γ, c, ζ, Σ wA, Σ wB, max κ.
     """
     h, R0, fa0, fb0, slope_term, x0, x1 = (scalars[0], scalars[1], scalars[2], scalars[3], scalars[4], scalars[5],
                                            scalars[6])
-    eta_bar1, b_end, Ib_m, Ib_1, gl_error0, gl_error1, tol = (scalars[7], scalars[8], scalars[9], scalars[10],
-                                                             scalars[11], scalars[12], scalars[13])
-    gamma, clip, zeta, sum_wa, sum_wb, max_rate = (scalars[14], scalars[15], scalars[16], scalars[17], scalars[18],
-                                                   scalars[19])
+    eta_bar1, b_end, noise0, noise_factor, tol = scalars[7], scalars[8], scalars[9], scalars[10], scalars[11]
+    gamma, clip, zeta, sum_wa, sum_wb, max_rate = (scalars[12], scalars[13], scalars[14], scalars[15], scalars[16],
+                                                   scalars[17])
+    eta_bar_gl = eta_bar[2:10]
+    # quadrature error of the schedule alone (e.g. η̄ ∝ √(1 − t) near the end for α = ½): the halves' rule against
+    # the whole step's, for ∫η̄ and ∫η̄²
+    half1 = half2 = whole1 = whole2 = 0.0
+    for i in range(8):
+        half1 += weights_gl[i] * eta_bar_gl[i]
+        half2 += weights_gl[i] * eta_bar_gl[i] * eta_bar_gl[i]
+    for i in range(weights_gl_full.size):
+        whole1 += weights_gl_full[i] * eta_bar[10 + i]
+        whole2 += weights_gl_full[i] * eta_bar[10 + i] * eta_bar[10 + i]
+    gl_error0, gl_error1 = h * abs(half1 - whole1), h * abs(half2 - whole2)
+    # ∫b dt from t0 to the mid node and to the end, exactly: b = (2c²γ²/ρ²)(−dη̃²/dt)
+    Ib_m = max(noise0 - noise_factor * eta[0] * eta[0], 0.0)
+    Ib_1 = max(noise0 - noise_factor * eta[1] * eta[1], 0.0)
     m = rates.size
     ws = weights * S0
     passes = 0

@@ -222,17 +222,28 @@ class _Horizon:
 
 
 def _first_zero(drive: _Drive) -> float:
-    """The first t in [0, 1] with η̃(t) = 0 (η̃ non-increasing, bisection), or 1 if η̃(1) > 0."""
+    """The first t in [0, 1] with η̃(t) = 0 (η̃ non-increasing), or 1 if η̃(1) > 0.
+
+    Multisection: η̃ at 63 equispaced interior points of the bracket (lo, hi) per call (one vectorized schedule
+    evaluation), the bracket shrinking to the sub-interval where η̃ first reaches 0, until lo and hi are adjacent floats
+    (about 9 calls, where bisection takes 53 near t = 1). For a non-increasing η̃ this is the t bisection finds.
+    """
     if drive.value(1.0) > 0.0:
         return 1.0
     lo, hi = 0.0, 1.0
     if drive.value(0.0) <= 0.0:
         return 0.0
+    fractions = np.arange(1, 64) / 64.0
     for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
+        points = lo + (hi - lo) * fractions
+        zero = np.flatnonzero(np.asarray(drive.learning_rate.value(points), dtype=float) <= 0.0)
+        i = int(zero[0]) if zero.size else points.size
+        new_lo = float(points[i - 1]) if i > 0 else lo
+        new_hi = float(points[i]) if i < points.size else hi
+        if (new_lo, new_hi) == (lo, hi) or np.nextafter(new_lo, new_hi) >= new_hi:
+            lo, hi = new_lo, new_hi
             break
-        lo, hi = (mid, hi) if drive.value(mid) > 0.0 else (lo, mid)
+        lo, hi = new_lo, new_hi
     return hi
 
 
