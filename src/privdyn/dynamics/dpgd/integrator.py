@@ -104,7 +104,8 @@ class _Stepper:
         self.sum_wa, self.sum_wb = float(self.wa.sum()), float(self.wb.sum())
         self.rate_weights = 2.0 * self.rates * self.weights
         self.max_rate = float(self.rates[-1])
-        self.table = np.empty((5, self.rates.size))  # E, φ₁..φ₄ at the last pass's clock
+        self.table = np.empty((5, self.rates.size))  # E, φ₁..φ₄ at the end clock of the last pass
+        self.scratch = np.empty((5, self.rates.size))  # the same at the mid clock
         self.scalars = np.empty(18)
         self.passes = 0
 
@@ -145,9 +146,9 @@ class _Stepper:
         S1 = np.empty_like(self.rates)
         kernel = self.kernel
         status, R1, Rm, err, passes = kernel.step_kernel(
-            self.rates, self.gain_a, self.gain_b, self.weights, self.wa, self.wb, S0, S1, self.table, self.scalars,
-            eta, eta_bar, _W_GL, _W_GL_FULL, _CUBIC_ROWS, _QUARTIC_ROWS, _LOW_INVERSE, _SERIES_COEFFICIENTS,
-            _SERIES_CUTOFF, _MAX_CLOCK_ITERATIONS)
+            self.rates, self.gain_a, self.gain_b, self.weights, self.wa, self.wb, S0, S1, self.table, self.scratch,
+            self.scalars, eta, eta_bar, _W_GL, _W_GL_FULL, _CUBIC_ROWS, _QUARTIC_ROWS, _LOW_INVERSE,
+            _SERIES_COEFFICIENTS, _SERIES_CUTOFF, _MAX_CLOCK_ITERATIONS)
         self.passes += passes
         if status != kernel.STEP_OK:
             return None

@@ -87,13 +87,14 @@ def _clocks(h: float, eta_bar_gl: np.ndarray, weights_gl: np.ndarray, R0: float,
 
 @numba.njit(**_PASS_JIT)
 def _phi_pass(rates: np.ndarray, wa: np.ndarray, wb: np.ndarray, ws: np.ndarray, u: float, series: np.ndarray,
-              cutoff: float, table: np.ndarray, store: bool) -> np.ndarray:
+              cutoff: float, table: np.ndarray) -> np.ndarray:
     """One pass over the m groups at z = 2κu: E = e^{−z}, φ₁..φ₄(−z) (φ_k = ∫₀¹ e^{−z(1−θ)} θ^{k−1}/(k−1)! dθ).
 
     For z ≥ ``cutoff`` the forward recurrence φ₁ = (1 − E)/z, φ_{k+1} = (1/k! − φ_k)/z; below, φ₄ from its Taylor
-    series (``series``: (−1)^i/(i + 4)!) and the backward recurrence φ_k = 1/k! − zφ_{k+1}, E = 1 − zφ₁. Returns
-    (Σ wES₀, Σ 2κwES₀, then G row-major: G[j, col] = j!·Σ φ_{j+1}·X_col, X = (wA, wB, 2κwA, 2κwB)); with ``store``,
-    the rows (E, φ₁, .., φ₄) are written to ``table`` (5, m).
+    series (``series``: (−1)^i/(i + 4)!) and the backward recurrence φ_k = 1/k! − zφ_{k+1}, E = 1 − zφ₁. The rows
+    (E, φ₁, .., φ₄) are written to ``table`` (5, m); returns (Σ wES₀, Σ 2κwES₀, then G row-major:
+    G[j, col] = j!·Σ φ_{j+1}·X_col, X = (wA, wB, 2κwA, 2κwB)). Each loop is branch-free, so that the compiler
+    vectorizes it.
     """
     scale = 2.0 * u
     m = rates.size
@@ -104,28 +105,35 @@ def _phi_pass(rates: np.ndarray, wa: np.ndarray, wb: np.ndarray, ws: np.ndarray,
             k += 1
     else:
         k = m
+    nterms = series.size
+    for i in range(k):
+        z = rates[i] * scale
+        p4 = series[nterms - 1]
+        for j in range(nterms - 2, -1, -1):
+            p4 = series[j] + z * p4
+        p3 = 1.0 / 6.0 - z * p4
+        p2 = 0.5 - z * p3
+        p1 = 1.0 - z * p2
+        table[0, i] = 1.0 - z * p1
+        table[1, i] = p1
+        table[2, i] = p2
+        table[3, i] = p3
+        table[4, i] = p4
+    for i in range(k, m):  # the exponentials alone, then the recurrence: both loops stay simple
+        table[0, i] = math.exp(-rates[i] * scale)
+    for i in range(k, m):
+        iz = 1.0 / (rates[i] * scale)
+        p1 = (1.0 - table[0, i]) * iz
+        p2 = (1.0 - p1) * iz
+        p3 = (0.5 - p2) * iz
+        table[1, i] = p1
+        table[2, i] = p2
+        table[3, i] = p3
+        table[4, i] = (1.0 / 6.0 - p3) * iz
     h = kk = 0.0
     a1 = a2 = a3 = a4 = b1 = b2 = b3 = b4 = c1 = c2 = c3 = c4 = d1 = d2 = d3 = d4 = 0.0
-    nterms = series.size
     for i in range(m):
-        z = rates[i] * scale
-        if i < k:
-            p4 = series[nterms - 1]
-            for j in range(nterms - 2, -1, -1):
-                p4 = series[j] + z * p4
-            p3 = 1.0 / 6.0 - z * p4
-            p2 = 0.5 - z * p3
-            p1 = 1.0 - z * p2
-            e = 1.0 - z * p1
-        else:
-            e = math.exp(-z)
-            iz = 1.0 / z
-            p1 = (1.0 - e) * iz
-            p2 = (1.0 - p1) * iz
-            p3 = (0.5 - p2) * iz
-            p4 = (1.0 / 6.0 - p3) * iz
-        if store:
-            table[0, i], table[1, i], table[2, i], table[3, i], table[4, i] = e, p1, p2, p3, p4
+        e, p1, p2, p3, p4 = table[0, i], table[1, i], table[2, i], table[3, i], table[4, i]
         k2 = 2.0 * rates[i]
         es = e * ws[i]
         h += es
@@ -203,11 +211,14 @@ def _dot4(a: np.ndarray, b: np.ndarray) -> float:
 
 @numba.njit(**_JIT)
 def step_kernel(rates: np.ndarray, gain_a: np.ndarray, gain_b: np.ndarray, weights: np.ndarray, wa: np.ndarray,
-                wb: np.ndarray, S0: np.ndarray, S1: np.ndarray, table: np.ndarray, scalars: np.ndarray,
+                wb: np.ndarray, S0: np.ndarray, S1: np.ndarray, table: np.ndarray, scratch: np.ndarray,
+                scalars: np.ndarray,
                 eta: np.ndarray, eta_bar: np.ndarray, weights_gl: np.ndarray, weights_gl_full: np.ndarray,
                 cubic_rows: np.ndarray, quartic_rows: np.ndarray, low_inverse: np.ndarray, series: np.ndarray,
                 cutoff: float, max_clock_iterations: int) -> tuple[int, float, float, float, int]:
     """One step attempt of the exponential integrator; fills ``S1`` and returns (status, R1, R_mid, err, passes).
+
+    ``table`` receives E, φ₁..φ₄ at the end clock (the state update reads it), ``scratch`` those at the mid clock.
 
     ``eta``, ``eta_bar``: η̃ and η̄ at the step's nodes (mid, end, Gauss–Legendre on the halves, on the whole step).
     ``scalars``: h, R0, f_a(t0), f_b(t0), h·dR/dt(t0), guesses of R at the mid node and at the end, η̄ and b at the
@@ -256,8 +267,8 @@ def step_kernel(rates: np.ndarray, gain_a: np.ndarray, gain_b: np.ndarray, weigh
         th = um_p / dq_p
         pw = np.array([1.0, th, th * th, th * th * th])
         M = _histopolation_inverse(th)
-        sm_ = _phi_pass(rates, wa, wb, ws, um_p, series, cutoff, table, False)
-        s1_ = _phi_pass(rates, wa, wb, ws, dq_p, series, cutoff, table, True)
+        sm_ = _phi_pass(rates, wa, wb, ws, um_p, series, cutoff, scratch)
+        s1_ = _phi_pass(rates, wa, wb, ws, dq_p, series, cutoff, table)
         passes += 2
         Hm, Km, H1, K1 = sm_[0], sm_[1], s1_[0], s1_[1]
         for j in range(4):
