@@ -13,7 +13,7 @@ from scipy import optimize
 
 from privdyn import _check
 from privdyn.dynamics.dpgd.clipping import _factors
-from privdyn.schedules import LearningRate, OutsideTheoryWarning
+from privdyn.schedules import Constant, Harmonic, LearningRate, OutsideTheoryWarning, Polynomial
 from privdyn.spectra import Spectrum
 
 __all__ = ["DEFAULT_TIMES", "METHODS", "ODESolverError", "RiskTrajectory", "final_jump"]
@@ -44,6 +44,31 @@ _MAX_CLOCK_ITERATIONS = 8  # passes over the spectrum per step attempt before th
 # ---------------------------------------------------------------------------------------------------------------
 
 
+def _schedule(learning_rate: LearningRate, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """η̃(t) and dη̃²/dt at the solver's own times t ∈ [0, 1].
+
+    For the closed-form schedules of :mod:`privdyn.schedules` (Constant, Polynomial eq. 5.1, Harmonic eq. 5.18) the
+    same expressions as their ``value`` and ``squared_derivative``, without their input checks (the solver calls this
+    once per step attempt, and its times are valid by construction; the tests check that the values are identical);
+    any other profile through its methods.
+    """
+    kind = type(learning_rate)
+    if kind is Harmonic:
+        scale, shifted = learning_rate.harmonic_scale, t + learning_rate.harmonic_offset
+        return scale / shifted, -2.0 * scale**2 / shifted**3
+    if kind is Polynomial:
+        a, eta0 = learning_rate.schedule_exponent, learning_rate.initial_learning_rate
+        remaining = 1.0 - t
+        if a == 0:
+            return eta0 * remaining**a, np.zeros_like(remaining)
+        with np.errstate(divide="ignore"):
+            return eta0 * remaining**a, -2.0 * a * eta0**2 * remaining ** (2 * a - 1)
+    if kind is Constant:
+        return np.full_like(t, learning_rate.initial_learning_rate, dtype=float), np.zeros_like(t, dtype=float)
+    return (np.asarray(learning_rate.value(t), dtype=float),
+            np.asarray(learning_rate.squared_derivative(t), dtype=float))
+
+
 @dataclasses.dataclass(frozen=True)
 class _Drive:
     """The scalar functions of (t, R) that drive the ODE: q = η̄μ, a = η̄²ν(R + ζ²/2)γ, b = 2c²σ̃²γ²."""
@@ -68,9 +93,8 @@ class _Drive:
         return float(np.asarray(self.learning_rate.value(np.array([t])), dtype=float)[0])
 
     def profile(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """η̃(t), η̄(t) and b(t) at the times t (an array)."""
-        eta = np.asarray(self.learning_rate.value(t), dtype=float)
-        slope = np.asarray(self.learning_rate.squared_derivative(t), dtype=float)
+        """η̃(t), η̄(t) and b(t) at the times t (an array of the solver's own times, in [0, 1])."""
+        eta, slope = _schedule(self.learning_rate, t)
         return eta, np.minimum(eta, self.cap), self.noise_factor * np.maximum(-slope, 0.0)
 
     def scalars(self, eta_bar: float, R: float) -> tuple[float, float, float, float, float, float]:
