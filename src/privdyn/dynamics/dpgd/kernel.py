@@ -18,17 +18,16 @@ from privdyn.dynamics.dpgd.clipping import _factors
 
 __all__: list[str] = []
 
-_JIT = dict(cache=True, nogil=True)
-# reassociation lets the pass's sums vectorize; no flag that assumes finite values (c' = inf is meaningful)
-_PASS_JIT = dict(cache=True, nogil=True, fastmath={"reassoc", "contract", "arcp", "nsz"})
+# the pass: reassociation lets its sums vectorize; no flag that assumes finite values (c' = inf is meaningful)
+_PASS_FASTMATH = {"reassoc", "contract", "arcp", "nsz"}
 
 # status codes of :func:`step_kernel`
 STEP_OK, STEP_FAILED = 0, 1
 
-_factors_compiled = numba.njit(**_JIT)(_factors)
+_factors_compiled = numba.njit(cache=True, nogil=True)(_factors)
 
 
-@numba.njit(**_JIT)
+@numba.njit(cache=True, nogil=True)
 def _node(eta_bar: float, b: float, R: float, gamma: float, clip: float, label_noise: float
           ) -> tuple[float, float, float, float, float, float]:
     """(q, a, f_a = a/q, f_b = b/q, df_a/dR, df_b/dR) at one time; R is clamped at 0 (the derivatives then vanish)."""
@@ -48,7 +47,7 @@ def _node(eta_bar: float, b: float, R: float, gamma: float, clip: float, label_n
             -b * dmu_dr / (eta_bar * mu * mu))
 
 
-@numba.njit(**_JIT)
+@numba.njit(cache=True, nogil=True)
 def _clocks(h: float, eta_bar_gl: np.ndarray, weights_gl: np.ndarray, R0: float, s0: float, s1: float, x0: float,
             x1: float, rows: np.ndarray, gamma: float, clip: float, label_noise: float) -> np.ndarray:
     """Gauss–Legendre u and ∫a over the step (R at the 8 nodes from ``rows`` (8, 5) applied to (R0, s0, x0, x1, s1)).
@@ -85,7 +84,7 @@ def _clocks(h: float, eta_bar_gl: np.ndarray, weights_gl: np.ndarray, R0: float,
     return out
 
 
-@numba.njit(**_PASS_JIT)
+@numba.njit(cache=True, nogil=True, fastmath=_PASS_FASTMATH)
 def _phi_pass(rates: np.ndarray, wa: np.ndarray, wb: np.ndarray, ws: np.ndarray, u: float, series: np.ndarray,
               cutoff: float, table: np.ndarray) -> np.ndarray:
     """One pass over the m groups at z = 2κu: E = e^{−z}, φ₁..φ₄(−z) (φ_k = ∫₀¹ e^{−z(1−θ)} θ^{k−1}/(k−1)! dθ).
@@ -165,7 +164,7 @@ def _phi_pass(rates: np.ndarray, wa: np.ndarray, wb: np.ndarray, ws: np.ndarray,
     return out
 
 
-@numba.njit(**_JIT)
+@numba.njit(cache=True, nogil=True)
 def _inverse4(a: np.ndarray) -> np.ndarray:
     """The inverse of a 4×4 matrix by Gauss–Jordan elimination with partial pivoting."""
     n = 4
@@ -194,7 +193,7 @@ def _inverse4(a: np.ndarray) -> np.ndarray:
     return inv
 
 
-@numba.njit(**_JIT)
+@numba.njit(cache=True, nogil=True)
 def _histopolation_inverse(t: float) -> np.ndarray:
     """M⁻¹: (c₀..c₃) = M⁻¹ (p(0), p(1), ∫₀¹p, ∫₀^θmid p) for the cubic p(θ) = Σ c_j θ^j, θmid = t."""
     m = np.array([[1.0, 0.0, 0.0, 0.0],
@@ -204,12 +203,12 @@ def _histopolation_inverse(t: float) -> np.ndarray:
     return _inverse4(m)
 
 
-@numba.njit(**_JIT)
+@numba.njit(cache=True, nogil=True)
 def _dot4(a: np.ndarray, b: np.ndarray) -> float:
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
 
 
-@numba.njit(**_JIT)
+@numba.njit(cache=True, nogil=True)
 def step_kernel(rates: np.ndarray, gain_a: np.ndarray, gain_b: np.ndarray, weights: np.ndarray, wa: np.ndarray,
                 wb: np.ndarray, S0: np.ndarray, S1: np.ndarray, table: np.ndarray, scratch: np.ndarray,
                 scalars: np.ndarray,

@@ -127,7 +127,9 @@ def solve_risk_ode(*, spectrum: Spectrum, target_projections: Any, aspect_ratio:
     get their own sub-step from the step start. Against LSODA at rtol = 1e-10, the relative error in R is about
     ``rtol`` or below (tested ≤ 1e-6 at the default 1e-8 over random spectra and the paper's schedules, τ down to
     1e-3 and β up to 1000). When η̃(1) = 0, the last 1e-7 of [0, 1] is crossed in one step with μ, ν frozen and
-    ∫σ̃² exact.
+    ∫σ̃² exact. The step attempt (its passes over the m groups, the Newton solve, the state update and the error
+    estimate) runs compiled with numba (compiled on first use, cached on disk); the step-size control runs in Python,
+    one compiled call and one evaluation of the schedule per attempt.
 
     ``method="lsoda"``: scipy ``solve_ivp(method="LSODA", rtol=rtol, atol=atol)`` with its default (finite-difference,
     dense) Jacobian; ``atol`` defaults to 1e-3·rtol·max S_g(0). The test reference; slow for large m in stiff settings.

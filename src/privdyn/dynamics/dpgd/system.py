@@ -52,18 +52,18 @@ def _schedule(learning_rate: LearningRate, t: np.ndarray) -> tuple[np.ndarray, n
     once per step attempt, and its times are valid by construction; the tests check that the values are identical);
     any other profile through its methods.
     """
-    kind = type(learning_rate)
-    if kind is Harmonic:
+    exact = type(learning_rate) in (Harmonic, Polynomial, Constant)  # a subclass may override the formulas
+    if exact and isinstance(learning_rate, Harmonic):
         scale, shifted = learning_rate.harmonic_scale, t + learning_rate.harmonic_offset
         return scale / shifted, -2.0 * scale**2 / shifted**3
-    if kind is Polynomial:
+    if exact and isinstance(learning_rate, Polynomial):
         a, eta0 = learning_rate.schedule_exponent, learning_rate.initial_learning_rate
         remaining = 1.0 - t
         if a == 0:
             return eta0 * remaining**a, np.zeros_like(remaining)
         with np.errstate(divide="ignore"):
             return eta0 * remaining**a, -2.0 * a * eta0**2 * remaining ** (2 * a - 1)
-    if kind is Constant:
+    if exact and isinstance(learning_rate, Constant):
         return np.full_like(t, learning_rate.initial_learning_rate, dtype=float), np.zeros_like(t, dtype=float)
     return (np.asarray(learning_rate.value(t), dtype=float),
             np.asarray(learning_rate.squared_derivative(t), dtype=float))
