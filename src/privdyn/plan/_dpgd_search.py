@@ -497,11 +497,13 @@ def search(objective: Objective, families: Sequence[Candidate], rho: float, aspe
         # the best family's V, moved by the linearized model's difference between the two families (and its τ)
         state.log_clip, state.log_clock = best.log_clip, best.log_clock
         if linearized:
-            state.log_clock += linearized[i][0] - linearized[states.index(best)][0]
-            state.log_offset = linearized[i][1]
+            if state.harmonic:
+                state.log_offset = linearized[i][1]
+            else:
+                state.log_clock += linearized[i][0] - linearized[states.index(best)][0]
         state.loose_above = best.risk * (1.0 + SCREEN_GAP)
         if state.harmonic:  # the shape first, at the best family's V (the optimal V moves little with the shape)
-            state.search_offset(0.7)
+            state.search_offset(0.5)
             state.search_clock(0.1)
         else:
             state.search_clock(0.2)
