@@ -408,7 +408,7 @@ class _Family:
 _LINEARIZED_TIMES = 0.5 * (1.0 - np.cos(np.pi * np.linspace(0.0, 1.0, 401)))
 """Quadrature nodes of the linearized model on [0, 1], dense near both ends (where η̃ and its derivative vary)."""
 _LINEARIZED_CLOCKS = np.linspace(math.log(1e-3), math.log(1e3), 121)
-_LINEARIZED_OFFSETS = np.linspace(*(math.log(b) for b in HARMONIC_OFFSET_BOUNDS), 25)
+_LINEARIZED_OFFSETS = np.linspace(math.log(HARMONIC_OFFSET_BOUNDS[0]), math.log(HARMONIC_OFFSET_BOUNDS[1]), 25)
 
 
 def _parabolic_argmin(x: np.ndarray, y: np.ndarray) -> float:
