@@ -166,19 +166,19 @@ class DPLinearRegression(PrivateLinearModel):
                             fit_intercept=self.fit_intercept)
         width = prep.features.shape[1]
         scale = math.sqrt(width) / prep.radius
-        features, labels = prep.features * scale, prep.labels / label_bound
         if self.planning_share is None:
             planned = copy.deepcopy(_plan(n, width, epsilon, delta, self.schedule, float(noise) / label_bound))
         else:
-            planned = _plan_with_share(features, labels, epsilon, delta, self.schedule, float(self.planning_share),
-                                       rng)
+            planned = _plan_with_share(prep.features * scale, prep.labels / label_bound, epsilon, delta,
+                                       self.schedule, float(self.planning_share), rng)
             scale *= planned["feature_scale"]
-            features = features * planned["feature_scale"]
         order = rng.permutation(n)  # data-independent: drawn apart from the data
+        features = prep.features[order]  # the pass's order, rescaled in place (one copy of the rows)
+        features *= scale
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", OutsideTheoryWarning)
-            theta = dpgd(features[order], labels[order], clip=planned["clip"], learning_rate=planned["learning_rate"],
-                         rho=planned["rho"], rng=rng)
+            theta = dpgd(features, prep.labels[order] / label_bound, clip=planned["clip"],
+                         learning_rate=planned["learning_rate"], rho=planned["rho"], rng=rng)
         self._set_coefficients(theta, prep, label_bound * scale)
 
         statement = planned["statement"]
