@@ -135,8 +135,9 @@ def quadratic_statistic(law: HSGDLaw, *, matrix: Any, vector: Any = None, consta
     Returns:
         (T,) the expected statistic at ``law.times``.
     """
+    _check.instance(HSGDLaw, law=law)
     d = law.dim
-    t_mat = np.asarray(matrix, dtype=float)
+    t_mat = _check.real_array(matrix=matrix)
     _check.finite(matrix=t_mat, constant=constant)
     mean = law.mean
     if t_mat.shape == (d,):
