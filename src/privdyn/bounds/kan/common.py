@@ -215,6 +215,7 @@ class Schedule(_Conditions):
 
 
 def _int(name: str, value: Any, minimum: int = 1) -> int:
+    _check.scalar(**{name: value})
     _check.integer(minimum=minimum, **{name: value})
     return int(value)
 
