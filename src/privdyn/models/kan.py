@@ -55,12 +55,12 @@ __all__ = [
 
 def logistic_loss(margin: np.ndarray) -> np.ndarray:
     """``l(z) = log(1 + exp(-z))``, computed stably as ``logaddexp(0, -z)`` (the kan paper's loss, Section 3)."""
-    return np.logaddexp(0.0, -np.asarray(margin, dtype=np.float64))
+    return np.logaddexp(0.0, -_check.real_array(margin=margin))
 
 
 def logistic_loss_derivative(margin: np.ndarray) -> np.ndarray:
     """``l'(z) = -1 / (1 + exp(z)) = -expit(-z)`` (in ``[-1, 0]``)."""
-    return -special.expit(-np.asarray(margin, dtype=np.float64))
+    return -special.expit(-_check.real_array(margin=margin))
 
 
 def validate_labels(y: np.ndarray, n: int) -> np.ndarray:
