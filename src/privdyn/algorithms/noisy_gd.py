@@ -253,10 +253,11 @@ class L2Ball(Projection):
     center: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
+        _check.scalar(radius=self.radius)
         _check.positive(radius=self.radius)
         object.__setattr__(self, "radius", float(self.radius))
         if self.center is not None:
-            center = np.asarray(self.center, dtype=float)
+            center = _check.real_array(center=self.center)
             if center.ndim != 1:
                 raise ValueError(f"center must be a vector of shape (d,); got shape {center.shape}.")
             _check.finite(center=center)

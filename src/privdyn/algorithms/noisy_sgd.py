@@ -362,8 +362,8 @@ def noisy_sgd(features: Any, labels: Any, *, x0: Any, ridge: float, rng: np.rand
     Formal guarantees: none by itself. The unclipped algorithm has no sensitivity bound; its privacy is measured
     from the law of the process (``privdyn.privacy.hsgd``, label ``surrogate``) or exactly for a fixed data order.
     """
-    x = np.asarray(features, dtype=float)
-    y = np.asarray(labels, dtype=float)
+    x = _check.real_array(features=features)
+    y = _check.real_array(labels=labels)
     if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
         raise ValueError(f"features must be a non-empty 2-D array (n, d); got shape {x.shape}.")
     n, d = x.shape
