@@ -309,6 +309,7 @@ class RiskLimit:
 
 
 def _constant_rate(problem: HSGDProblem, what: str) -> float:
+    _check.instance(HSGDProblem, problem=problem)
     if not isinstance(problem.learning_rate, Constant):
         raise ValueError(f"{what} needs a constant learning_rate (schedules.Constant); got "
                          f"{type(problem.learning_rate).__name__}.")
