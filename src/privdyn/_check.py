@@ -32,6 +32,7 @@ __all__ = [
     "representable",
     "real_array",
     "instance",
+    "broadcastable",
 ]
 
 _SHORT = reprlib.Repr()
@@ -214,6 +215,16 @@ def one_of(allowed: tuple[Any, ...], **named: Any) -> None:
         if not known:
             choices = ", ".join(repr(a) for a in allowed)
             raise ValueError(f"{name} must be one of {choices}; got {name}={_short(value)}.")
+
+
+def broadcastable(**named: Any) -> None:
+    """The values' shapes broadcast together (``ValueError`` naming them and their shapes otherwise)."""
+    shapes = {name: np.shape(value) for name, value in named.items()}
+    try:
+        np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        shown = ", ".join(f"{name} {shape}" for name, shape in shapes.items())
+        raise ValueError(f"{', '.join(named)} must have shapes that broadcast together; got {shown}.") from None
 
 
 def instance(kind: type | tuple[type, ...], **named: Any) -> None:

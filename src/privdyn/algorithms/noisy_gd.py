@@ -226,7 +226,7 @@ class Projection(abc.ABC):
 
 
 def _float_tuple(name: str, value: Any) -> float | tuple[float, ...]:
-    arr = np.asarray(value, dtype=float)
+    arr = _check.real_array(**{name: value})
     if arr.ndim == 0:
         return float(arr)
     if arr.ndim != 1:

@@ -302,6 +302,7 @@ def log_correction(a: Any, *, aspect_ratio: Any) -> Any:
 
 def _rate_inputs(aspect_ratio: Any, rho: Any, *, below: float = 1.0, below_text: str = "1") -> tuple[Any, Any]:
     _check.positive(aspect_ratio=aspect_ratio, rho=rho)
+    _check.broadcastable(aspect_ratio=aspect_ratio, rho=rho)
     _check.less_than(below, below_text, aspect_ratio=aspect_ratio)
     return np.asarray(aspect_ratio, dtype=float), np.asarray(rho, dtype=float)
 
@@ -390,6 +391,7 @@ def large_clip_rate(*, aspect_ratio: Any, rho: Any, clip: Any) -> Any:
     inflates the privacy term by c² (proof at the end of Appendix D.1, (D.78)). Shapes: all arguments broadcast.
     """
     _check.positive(aspect_ratio=aspect_ratio, rho=rho, clip=clip)
+    _check.broadcastable(aspect_ratio=aspect_ratio, rho=rho, clip=clip)
     gamma, r, c = (np.asarray(v, dtype=float) for v in (aspect_ratio, rho, clip))
     return _result(np.asarray(gamma + np.maximum(1.0, c**2) * gamma**2 / r**2))
 

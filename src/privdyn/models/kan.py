@@ -124,7 +124,9 @@ def activation(name: str | Activation) -> Activation:
     """The :class:`Activation` called ``name`` (``"sigmoid"`` or ``"tanh"``)."""
     if isinstance(name, Activation):
         return name
-    _check.one_of(tuple(ACTIVATIONS), activation=name)
+    if not (isinstance(name, str) and name in ACTIVATIONS):
+        choices = ", ".join(repr(a) for a in ACTIVATIONS)
+        raise ValueError(f"name (the activation) must be one of {choices}; got name={_check._short(name)}.")
     return ACTIVATIONS[name]
 
 
