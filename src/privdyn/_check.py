@@ -73,8 +73,10 @@ def _as_float_array(name: str, value: Any) -> np.ndarray:
     if value is None or (isinstance(value, np.ndarray) and value.dtype.kind not in "biufO"):
         raise TypeError(f"{name} must be a real number or an array of real numbers; got {name}={_short(value)}.")
     try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError, OverflowError):  # text inside a list, a ragged list, an object, an int too large
+        raw = np.asarray(value)
+        _reject_text(name, raw)  # also text or complex numbers inside a list
+        arr = raw.astype(float)
+    except (TypeError, ValueError, OverflowError):  # a ragged list, an object, an int too large
         raise TypeError(f"{name} must be a real number or a (rectangular) array of real numbers; "
                         f"got {name}={_short(value)}.") from None
     return arr
@@ -171,7 +173,10 @@ def integer(minimum: int | None = None, **named: Any) -> None:
         if isinstance(value, numbers.Integral):
             arr = np.asarray(int(value))
         else:
-            arr = np.asarray(value)
+            try:
+                arr = np.asarray(value)
+            except ValueError:  # a ragged nested list
+                raise TypeError(f"{name} must be an integer; got {name}={_short(value)}.") from None
             if arr.dtype.kind not in "iu":
                 integral = arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
                 if not (integral and arr.ndim):

@@ -125,6 +125,8 @@ def _public_callables() -> list[tuple[str, Callable[..., Any]]]:
                 continue
             if isinstance(value, type) and issubclass(value, BaseException | enum.Enum):
                 continue
+            if inspect.isabstract(value) or getattr(value, "_is_protocol", False):
+                continue  # an abstract base or a Protocol: Python itself refuses to instantiate it, by design
             try:
                 inspect.signature(value)
             except (TypeError, ValueError):
@@ -259,3 +261,41 @@ def test_public_callable(name, function, data):
 @given(data=st.data())
 def test_public_callable_deep(name, function, data):
     _call(name, function, data)
+
+
+BAD_VALUES = {"text": "1.0", "bytes": b"1", "none": None, "complex": np.array([1.0, 2.0], dtype=complex),
+              "ragged": [[1.0], [1.0, 2.0]], "object": object(), "text-array": np.array(["a", "b"])}
+
+
+def _bad_calls(function: Callable[..., Any], bad: Any) -> list[tuple[list[Any], dict[str, Any]]]:
+    """Calls with ``bad`` for every required parameter, then also for each optional one in turn."""
+    parameters = [p for p in inspect.signature(function).parameters.values()
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    required = [p for p in parameters if p.default is p.empty]
+    calls = []
+    for extra in [None, *(p for p in parameters if p.default is not p.empty)]:
+        chosen = [*required, *([extra] if extra is not None else [])]
+        args = [bad for p in chosen if p.kind == p.POSITIONAL_ONLY]
+        kwargs = {p.name: bad for p in chosen if p.kind != p.POSITIONAL_ONLY}
+        calls.append((args, kwargs))
+    return calls
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_VALUES))
+@pytest.mark.parametrize(("name", "function"), CALLABLES, ids=[name for name, _ in CALLABLES])
+def test_wrong_type_names_the_parameter(name, function, kind):
+    """Deterministic (no draws): text, None, complex, ragged or object arguments raise a ValueError/TypeError that
+    names a parameter -- the common leaks (numpy's "could not convert string to float", an AttributeError, a
+    ComplexWarning, None turned into NaN) fail here on every run, whatever hypothesis draws."""
+    parameters = inspect.signature(function).parameters
+    for args, kwargs in _bad_calls(function, BAD_VALUES[kind]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                result = function(*args, **kwargs)
+            except (ValueError, TypeError) as error:
+                assert any(p in str(error) for p in parameters), \
+                    f"{name}({list(kwargs)}={kind}): {type(error).__name__} names no parameter: {error}"
+                continue
+        numbers = _numbers(result)
+        assert not any(math.isnan(x) for x in numbers), f"{name}({list(kwargs)}={kind}) returned NaN"

@@ -149,7 +149,7 @@ def _interval(interval: tuple[float, float]) -> tuple[float, float]:
         lo, hi = interval
     except (TypeError, ValueError):
         raise TypeError(f"interval must be a pair (lo, hi); got interval={interval!r}.") from None
-    _check.finite(interval=np.asarray([lo, hi], dtype=float))
+    _check.finite(interval=_check.real_array(interval=[lo, hi]))
     if not lo < hi:
         raise ValueError(f"interval must satisfy lo < hi; got interval={interval!r}.")
     return float(lo), float(hi)
