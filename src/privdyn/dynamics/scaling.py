@@ -378,9 +378,14 @@ def harmonic_rate(*, aspect_ratio: Any, rho: Any, lambda_min: Any = 1.0, lambda_
     Ω(γ + γ²/ρ²) of Theorem 3 (:func:`minimax_lower_bound`). Shapes: all arguments broadcast.
     """
     _check.positive(aspect_ratio=aspect_ratio, rho=rho)
+    _check.broadcastable(aspect_ratio=aspect_ratio, rho=rho, lambda_min=lambda_min, lambda_max=lambda_max)
     gamma, r = np.asarray(aspect_ratio, dtype=float), np.asarray(rho, dtype=float)
     lo, hi = _spectrum_bounds(lambda_min, lambda_max)
-    return _result(np.asarray(hi / lo**4 * gamma + gamma**2 / (lo**4 * r**2)))
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        rate = np.asarray(hi / lo**4 * gamma + gamma**2 / (lo**4 * r**2))
+    _check.representable(rate, "the rate", aspect_ratio=aspect_ratio, rho=rho, lambda_min=lambda_min,
+                         lambda_max=lambda_max)
+    return _result(rate)
 
 
 def large_clip_rate(*, aspect_ratio: Any, rho: Any, clip: Any) -> Any:
