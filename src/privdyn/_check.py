@@ -33,6 +33,7 @@ __all__ = [
     "real_array",
     "instance",
     "broadcastable",
+    "record",
 ]
 
 _SHORT = reprlib.Repr()
@@ -220,6 +221,35 @@ def one_of(allowed: tuple[Any, ...], **named: Any) -> None:
         if not known:
             choices = ", ".join(repr(a) for a in allowed)
             raise ValueError(f"{name} must be one of {choices}; got {name}={_short(value)}.")
+
+
+def _real_numbers(value: Any, depth: int = 0) -> np.ndarray:
+    """The real numbers held by a record field: a number, a numeric array, or a (nested) list/tuple of them."""
+    if isinstance(value, bool | np.bool_) or depth > 2:
+        return np.empty(0)
+    if isinstance(value, numbers.Real):
+        return np.asarray([float(value)])
+    if isinstance(value, np.ndarray):
+        return value.astype(float, copy=False).ravel() if value.dtype.kind in "fiu" else np.empty(0)
+    if isinstance(value, list | tuple):
+        parts = [_real_numbers(v, depth + 1) for v in value]
+        return np.concatenate(parts) if parts else np.empty(0)
+    return np.empty(0)
+
+
+def record(instance: Any, *, infinite: tuple[str, ...] = ()) -> None:
+    """No number held by the dataclass ``instance`` is NaN, and none is infinite except in the fields ``infinite``
+    (whose documentation says when they are); call it from ``__post_init__``, so a record never carries a silent NaN
+    or an undocumented ``inf`` (``ValueError`` naming the field otherwise)."""
+    import dataclasses
+
+    for field in dataclasses.fields(instance):
+        value = getattr(instance, field.name)
+        held = _real_numbers(value)
+        if np.any(np.isnan(held)):
+            raise ValueError(f"{field.name} must not be NaN; got {field.name}={_short(value)}.")
+        if field.name not in infinite and np.any(np.isinf(held)):
+            raise ValueError(f"{field.name} must be finite; got {field.name}={_short(value)}.")
 
 
 def broadcastable(**named: Any) -> None:
