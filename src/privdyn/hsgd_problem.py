@@ -285,6 +285,9 @@ class RiskCurve:
     num_steps: int = 0
     refinements: int = 0
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class RiskLimit:
@@ -301,6 +304,9 @@ class RiskLimit:
     regularized_risk: float
     kernel_mass: float
     group_variance: np.ndarray
+
+    def __post_init__(self) -> None:
+        _check.record(self)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -68,6 +68,9 @@ class NtkMargin:
     iterations: int
     converged: bool
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 def gram_from_features(features: Any) -> np.ndarray:
     """``K = F F'`` for per-example gradients stacked as the rows of ``features`` (shape ``(n, D)``).

@@ -328,6 +328,9 @@ class RegressionSplit:
     normalization_size: int
     constant_features: str
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
     @property
     def dim(self) -> int:
         return int(self.train_features.shape[1])

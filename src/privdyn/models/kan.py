@@ -90,6 +90,9 @@ class Activation:
     second_derivative_bound: float
     output_range: tuple[float, float]
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
     def derivatives(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(sigma(s), sigma'(s), sigma''(s))``."""
         if self.name == "sigmoid":

@@ -51,6 +51,9 @@ class HSGDLaw:
     regularized_risk: np.ndarray
     method: str
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
     @classmethod
     def from_curve(cls, problem: HSGDProblem, curve: RiskCurve) -> HSGDLaw:
         """The law from a :class:`RiskCurve` that carries ``group_variance`` (any method) and the closed-form mean."""

@@ -355,6 +355,9 @@ class NeighboringLaws:
     position: int
     guarantee: Guarantee = Guarantee.SURROGATE
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 def _check_pair_index(grid: _Grid, iterate: Any, position: Any) -> tuple[int, int]:
     _check.integer(minimum=0, iterate=iterate, position=position)

@@ -30,6 +30,9 @@ class ExactSGDLaw:
     covariances: np.ndarray
     guarantee: Guarantee = Guarantee.EXACT
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 def _exact_inputs(features: Any, labels: Any, step_size: Any, ridge: Any, noise_std: Any, x0: Any,
                   init_variance: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float, np.ndarray, float]:
