@@ -146,6 +146,7 @@ def sgd_step_sizes(num_steps: int, d: int, *, step_size: Any = None,
     profile γ (the paper's scaling, Section 1: t = k/d). Exactly one of the two. Shape (num_steps,).
 
     The former name ``dim`` of ``d`` is still accepted, with a ``DeprecationWarning``."""
+    _check.scalar(num_steps=num_steps, d=d)
     _check.integer(minimum=0, num_steps=num_steps)
     _check.integer(minimum=1, d=d)
     if (step_size is None) == (learning_rate is None):
@@ -159,7 +160,7 @@ def sgd_step_sizes(num_steps: int, d: int, *, step_size: Any = None,
         if not (np.all(np.isfinite(eta)) and np.all(eta > 0)):
             raise ValueError("learning_rate must be finite and > 0 at every SGD time k/d, k < num_steps.")
         return eta
-    eta = np.asarray(step_size, dtype=float)
+    eta = _check.real_array(step_size=step_size)
     if eta.ndim == 0:
         _check.positive(step_size=eta)
         return np.full(num_steps, float(eta))

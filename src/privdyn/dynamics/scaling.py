@@ -137,6 +137,9 @@ class Theorem4Case(NamedTuple):
     log_corrected: bool
     critical_privacy_exponent: float
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 def theorem4_case(*, power_law_exponent: float, target_exponent: float, schedule_exponent: float,
                   privacy_exponent: float) -> Theorem4Case:
@@ -309,6 +312,7 @@ def _rate_inputs(aspect_ratio: Any, rho: Any, *, below: float = 1.0, below_text:
 
 def _spectrum_bounds(lambda_min: Any, lambda_max: Any) -> tuple[np.ndarray, np.ndarray]:
     _check.positive(lambda_min=lambda_min, lambda_max=lambda_max)
+    _check.broadcastable(lambda_min=lambda_min, lambda_max=lambda_max)
     lo, hi = np.asarray(lambda_min, dtype=float), np.asarray(lambda_max, dtype=float)
     if np.any(lo > hi):
         raise ValueError(f"lambda_min must be <= lambda_max; got lambda_min={lambda_min!r}, lambda_max={lambda_max!r}.")
@@ -340,6 +344,7 @@ def polynomial_rate(*, aspect_ratio: Any, rho: Any, schedule_exponent: float, la
         schedule_exponent: α ∈ {0, ½} ∪ [1, ∞) (other values: ValueError, no rate is stated).
         lambda_min, lambda_max: extreme eigenvalues of Σ (0 < λ_min ≤ λ_max); 1 for Σ = I.
     """
+    _check.broadcastable(aspect_ratio=aspect_ratio, rho=rho, lambda_min=lambda_min, lambda_max=lambda_max)
     gamma, r = _rate_inputs(aspect_ratio, rho)
     lo, hi = _spectrum_bounds(lambda_min, lambda_max)
     _check.scalar(schedule_exponent=schedule_exponent)
@@ -546,6 +551,7 @@ def generalized_exponential_integral(beta: Any, x: Any) -> Any:
     _check.finite(beta=beta)
     _check.less_than(1.0, "1 (the Gamma form needs beta < 1)", beta=beta)
     _check.non_negative(x=x)
+    _check.broadcastable(beta=beta, x=x)
     bb, xx = np.broadcast_arrays(np.asarray(beta, dtype=float), np.asarray(x, dtype=float))
     out = np.full(bb.shape, np.inf)
     pos = xx > 0
@@ -697,6 +703,8 @@ def output_perturbation_surrogate_risk(*, initial_risk: Any, initial_learning_ra
     """
     _check.non_negative(initial_risk=initial_risk)
     _check.positive(initial_learning_rate=initial_learning_rate, clip=clip, aspect_ratio=aspect_ratio, rho=rho)
+    _check.broadcastable(initial_risk=initial_risk, initial_learning_rate=initial_learning_rate, clip=clip,
+                         aspect_ratio=aspect_ratio, rho=rho)
     r0, eta0, c, gamma, r = (np.asarray(x, dtype=float) for x in
                              (initial_risk, initial_learning_rate, clip, aspect_ratio, rho))
     v = eta0 * c

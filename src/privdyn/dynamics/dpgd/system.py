@@ -138,6 +138,7 @@ class RiskTrajectory:
             array = np.array(_check.real_array(**{name: getattr(self, name)}))
             array.setflags(write=False)
             object.__setattr__(self, name, array)
+        _check.record(self)
 
     @property
     def final_private_risk(self) -> float:
