@@ -254,6 +254,8 @@ def record(instance: Any, *, infinite: tuple[str, ...] = ()) -> None:
 
 def broadcastable(**named: Any) -> None:
     """The values' shapes broadcast together (``ValueError`` naming them and their shapes otherwise)."""
+    for name, value in named.items():
+        _as_float_array(name, value)  # numbers in a rectangular array (np.shape fails on a ragged list)
     shapes = {name: np.shape(value) for name, value in named.items()}
     try:
         np.broadcast_shapes(*shapes.values())

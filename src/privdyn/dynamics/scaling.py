@@ -137,9 +137,6 @@ class Theorem4Case(NamedTuple):
     log_corrected: bool
     critical_privacy_exponent: float
 
-    def __post_init__(self) -> None:
-        _check.record(self)
-
 
 def theorem4_case(*, power_law_exponent: float, target_exponent: float, schedule_exponent: float,
                   privacy_exponent: float) -> Theorem4Case:
