@@ -285,6 +285,9 @@ class RiskCurve:
     num_steps: int = 0
     refinements: int = 0
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class RiskLimit:
@@ -302,6 +305,9 @@ class RiskLimit:
     kernel_mass: float
     group_variance: np.ndarray
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 # ----------------------------------------------------------------------------------------------------------------
 # Constant learning rate: stability, long-time limit, isotropic closed form
@@ -309,6 +315,7 @@ class RiskLimit:
 
 
 def _constant_rate(problem: HSGDProblem, what: str) -> float:
+    _check.instance(HSGDProblem, problem=problem)
     if not isinstance(problem.learning_rate, Constant):
         raise ValueError(f"{what} needs a constant learning_rate (schedules.Constant); got "
                          f"{type(problem.learning_rate).__name__}.")

@@ -191,6 +191,7 @@ def eigendecomposition(covariance: Any, *, rtol: float = 1e-10) -> tuple[Spectru
 
 def isotropic_target(spectrum: Spectrum, *, norm: float = 1.0) -> np.ndarray:
     """Squared projections per group of θ* with (θ*_i)² = norm²/d in every direction: shape (m,)."""
+    _check.instance(Spectrum, spectrum=spectrum)
     _check.positive(norm=norm)
     return spectrum.multiplicities * norm**2 / spectrum.dim
 

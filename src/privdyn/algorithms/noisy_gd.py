@@ -226,7 +226,7 @@ class Projection(abc.ABC):
 
 
 def _float_tuple(name: str, value: Any) -> float | tuple[float, ...]:
-    arr = np.asarray(value, dtype=float)
+    arr = _check.real_array(**{name: value})
     if arr.ndim == 0:
         return float(arr)
     if arr.ndim != 1:
@@ -253,10 +253,11 @@ class L2Ball(Projection):
     center: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
+        _check.scalar(radius=self.radius)
         _check.positive(radius=self.radius)
         object.__setattr__(self, "radius", float(self.radius))
         if self.center is not None:
-            center = np.asarray(self.center, dtype=float)
+            center = _check.real_array(center=self.center)
             if center.ndim != 1:
                 raise ValueError(f"center must be a vector of shape (d,); got shape {center.shape}.")
             _check.finite(center=center)

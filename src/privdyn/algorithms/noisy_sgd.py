@@ -146,6 +146,7 @@ def sgd_step_sizes(num_steps: int, d: int, *, step_size: Any = None,
     profile γ (the paper's scaling, Section 1: t = k/d). Exactly one of the two. Shape (num_steps,).
 
     The former name ``dim`` of ``d`` is still accepted, with a ``DeprecationWarning``."""
+    _check.scalar(num_steps=num_steps, d=d)
     _check.integer(minimum=0, num_steps=num_steps)
     _check.integer(minimum=1, d=d)
     if (step_size is None) == (learning_rate is None):
@@ -159,7 +160,7 @@ def sgd_step_sizes(num_steps: int, d: int, *, step_size: Any = None,
         if not (np.all(np.isfinite(eta)) and np.all(eta > 0)):
             raise ValueError("learning_rate must be finite and > 0 at every SGD time k/d, k < num_steps.")
         return eta
-    eta = np.asarray(step_size, dtype=float)
+    eta = _check.real_array(step_size=step_size)
     if eta.ndim == 0:
         _check.positive(step_size=eta)
         return np.full(num_steps, float(eta))
@@ -362,8 +363,8 @@ def noisy_sgd(features: Any, labels: Any, *, x0: Any, ridge: float, rng: np.rand
     Formal guarantees: none by itself. The unclipped algorithm has no sensitivity bound; its privacy is measured
     from the law of the process (``privdyn.privacy.hsgd``, label ``surrogate``) or exactly for a fixed data order.
     """
-    x = np.asarray(features, dtype=float)
-    y = np.asarray(labels, dtype=float)
+    x = _check.real_array(features=features)
+    y = _check.real_array(labels=labels)
     if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
         raise ValueError(f"features must be a non-empty 2-D array (n, d); got shape {x.shape}.")
     n, d = x.shape

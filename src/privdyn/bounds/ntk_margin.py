@@ -68,13 +68,16 @@ class NtkMargin:
     iterations: int
     converged: bool
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 def gram_from_features(features: Any) -> np.ndarray:
     """``K = F F'`` for per-example gradients stacked as the rows of ``features`` (shape ``(n, D)``).
 
     The Gram matrix of the NTK features of Assumption 3.3 (Wang et al., arXiv 2605.12648v1).
     """
-    f = np.asarray(features, dtype=float)
+    f = _check.real_array(features=features)
     if f.ndim != 2 or f.shape[0] == 0:
         raise ValueError(f"features must be a non-empty (n, D) array; got shape {f.shape}.")
     _check.finite(features=f)
@@ -89,8 +92,8 @@ def gram_from_rank_one_factors(left: Any, right: Any, *, scale: float = 1.0) -> 
     ``O(n^2 (m + d p))`` and never forms the ``n x (m d p)`` gradients. Rank-1 form from the proof of Lemma B.6
     (Wang et al., arXiv 2605.12648v1).
     """
-    a = np.asarray(left, dtype=float)
-    h = np.asarray(right, dtype=float)
+    a = _check.real_array(left=left)
+    h = _check.real_array(right=right)
     if a.ndim != 2 or h.ndim != 2 or a.shape[0] != h.shape[0] or a.shape[0] == 0:
         raise ValueError(f"left and right must be non-empty 2-D arrays with the same number of rows; got shapes "
                          f"{a.shape} and {h.shape}.")
@@ -101,7 +104,7 @@ def gram_from_rank_one_factors(left: Any, right: Any, *, scale: float = 1.0) -> 
 
 
 def _signed_gram(gram: Any, labels: Any) -> np.ndarray:
-    k = np.asarray(gram, dtype=float)
+    k = _check.real_array(gram=gram)
     if k.ndim != 2 or k.shape[0] != k.shape[1] or k.shape[0] == 0:
         raise ValueError(f"gram must be a non-empty square (n, n) matrix; got shape {k.shape}.")
     _check.finite(gram=k)

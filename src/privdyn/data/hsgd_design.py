@@ -111,7 +111,7 @@ class UniformDesign:
     centered: bool = False
 
     def __post_init__(self) -> None:
-        target = np.asarray(self.target, dtype=float)
+        target = _check.real_array(target=self.target)
         if target.ndim != 1 or target.size == 0:
             raise ValueError(f"target must be a non-empty 1-D array (d,); got shape {target.shape}.")
         _check.finite(target=target)

@@ -231,8 +231,8 @@ def load_dataset(name: str, *, cache_dir: str | os.PathLike[str] | None = None,
 
 
 def _features_and_labels(prefix: str, features: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
-    x = np.asarray(features, dtype=float)
-    y = np.asarray(labels, dtype=float)
+    x = _check.real_array(**{f"{prefix}features": features})
+    y = _check.real_array(**{f"{prefix}labels": labels})
     if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
         raise ValueError(f"{prefix}features must be a non-empty 2-D array (N, d); got shape {x.shape}.")
     if y.shape != (x.shape[0],):
@@ -327,6 +327,9 @@ class RegressionSplit:
     kept_features: np.ndarray
     normalization_size: int
     constant_features: str
+
+    def __post_init__(self) -> None:
+        _check.record(self)
 
     @property
     def dim(self) -> int:

@@ -302,12 +302,14 @@ def log_correction(a: Any, *, aspect_ratio: Any) -> Any:
 
 def _rate_inputs(aspect_ratio: Any, rho: Any, *, below: float = 1.0, below_text: str = "1") -> tuple[Any, Any]:
     _check.positive(aspect_ratio=aspect_ratio, rho=rho)
+    _check.broadcastable(aspect_ratio=aspect_ratio, rho=rho)
     _check.less_than(below, below_text, aspect_ratio=aspect_ratio)
     return np.asarray(aspect_ratio, dtype=float), np.asarray(rho, dtype=float)
 
 
 def _spectrum_bounds(lambda_min: Any, lambda_max: Any) -> tuple[np.ndarray, np.ndarray]:
     _check.positive(lambda_min=lambda_min, lambda_max=lambda_max)
+    _check.broadcastable(lambda_min=lambda_min, lambda_max=lambda_max)
     lo, hi = np.asarray(lambda_min, dtype=float), np.asarray(lambda_max, dtype=float)
     if np.any(lo > hi):
         raise ValueError(f"lambda_min must be <= lambda_max; got lambda_min={lambda_min!r}, lambda_max={lambda_max!r}.")
@@ -339,6 +341,7 @@ def polynomial_rate(*, aspect_ratio: Any, rho: Any, schedule_exponent: float, la
         schedule_exponent: α ∈ {0, ½} ∪ [1, ∞) (other values: ValueError, no rate is stated).
         lambda_min, lambda_max: extreme eigenvalues of Σ (0 < λ_min ≤ λ_max); 1 for Σ = I.
     """
+    _check.broadcastable(aspect_ratio=aspect_ratio, rho=rho, lambda_min=lambda_min, lambda_max=lambda_max)
     gamma, r = _rate_inputs(aspect_ratio, rho)
     lo, hi = _spectrum_bounds(lambda_min, lambda_max)
     _check.scalar(schedule_exponent=schedule_exponent)
@@ -377,9 +380,14 @@ def harmonic_rate(*, aspect_ratio: Any, rho: Any, lambda_min: Any = 1.0, lambda_
     Ω(γ + γ²/ρ²) of Theorem 3 (:func:`minimax_lower_bound`). Shapes: all arguments broadcast.
     """
     _check.positive(aspect_ratio=aspect_ratio, rho=rho)
+    _check.broadcastable(aspect_ratio=aspect_ratio, rho=rho, lambda_min=lambda_min, lambda_max=lambda_max)
     gamma, r = np.asarray(aspect_ratio, dtype=float), np.asarray(rho, dtype=float)
     lo, hi = _spectrum_bounds(lambda_min, lambda_max)
-    return _result(np.asarray(hi / lo**4 * gamma + gamma**2 / (lo**4 * r**2)))
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        rate = np.asarray(hi / lo**4 * gamma + gamma**2 / (lo**4 * r**2))
+    _check.representable(rate, "the rate", aspect_ratio=aspect_ratio, rho=rho, lambda_min=lambda_min,
+                         lambda_max=lambda_max)
+    return _result(rate)
 
 
 def large_clip_rate(*, aspect_ratio: Any, rho: Any, clip: Any) -> Any:
@@ -390,6 +398,7 @@ def large_clip_rate(*, aspect_ratio: Any, rho: Any, clip: Any) -> Any:
     inflates the privacy term by c² (proof at the end of Appendix D.1, (D.78)). Shapes: all arguments broadcast.
     """
     _check.positive(aspect_ratio=aspect_ratio, rho=rho, clip=clip)
+    _check.broadcastable(aspect_ratio=aspect_ratio, rho=rho, clip=clip)
     gamma, r, c = (np.asarray(v, dtype=float) for v in (aspect_ratio, rho, clip))
     return _result(np.asarray(gamma + np.maximum(1.0, c**2) * gamma**2 / r**2))
 
@@ -539,6 +548,7 @@ def generalized_exponential_integral(beta: Any, x: Any) -> Any:
     _check.finite(beta=beta)
     _check.less_than(1.0, "1 (the Gamma form needs beta < 1)", beta=beta)
     _check.non_negative(x=x)
+    _check.broadcastable(beta=beta, x=x)
     bb, xx = np.broadcast_arrays(np.asarray(beta, dtype=float), np.asarray(x, dtype=float))
     out = np.full(bb.shape, np.inf)
     pos = xx > 0
@@ -690,6 +700,8 @@ def output_perturbation_surrogate_risk(*, initial_risk: Any, initial_learning_ra
     """
     _check.non_negative(initial_risk=initial_risk)
     _check.positive(initial_learning_rate=initial_learning_rate, clip=clip, aspect_ratio=aspect_ratio, rho=rho)
+    _check.broadcastable(initial_risk=initial_risk, initial_learning_rate=initial_learning_rate, clip=clip,
+                         aspect_ratio=aspect_ratio, rho=rho)
     r0, eta0, c, gamma, r = (np.asarray(x, dtype=float) for x in
                              (initial_risk, initial_learning_rate, clip, aspect_ratio, rho))
     v = eta0 * c

@@ -51,7 +51,7 @@ def validate_step_sizes(step_sizes: Any) -> np.ndarray:
     An increasing schedule would need negative noise variances in Proposition 4.1's calibration; the message names
     the first index where ``step_sizes`` increases.
     """
-    eta = np.asarray(step_sizes, dtype=float)
+    eta = _check.real_array(step_sizes=step_sizes)
     if eta.ndim != 1 or eta.size == 0:
         raise ValueError(f"step_sizes must be a non-empty 1-D array; got shape {eta.shape}.")
     _check.non_negative(step_sizes=eta)
@@ -128,8 +128,8 @@ def privacy_level(step_sizes: Any, noise_multipliers: Any) -> PrivacyLoss:
         An upper bound (label ``bound``) on the privacy level of the final iterate θ_n only, under the
         assumptions listed in ``source``. Releasing any intermediate iterate voids it.
     """
-    eta = np.asarray(step_sizes, dtype=float)
-    sigma = np.asarray(noise_multipliers, dtype=float)
+    eta = _check.real_array(step_sizes=step_sizes)
+    sigma = _check.real_array(noise_multipliers=noise_multipliers)
     if eta.ndim != 1 or eta.size == 0:
         raise ValueError(f"step_sizes must be a non-empty 1-D array; got shape {eta.shape}.")
     if sigma.shape != eta.shape:

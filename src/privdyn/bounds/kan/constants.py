@@ -159,7 +159,7 @@ def initialization_event(second_layer: Any, *, failure_prob: float) -> tuple[Con
 
     Source: Wang et al., arXiv 2605.12648v1, Lemma B.5.
     """
-    c = np.asarray(second_layer, dtype=float)
+    c = _check.real_array(second_layer=second_layer)
     if c.ndim != 2 or c.size == 0:
         raise ValueError(f"second_layer must be a non-empty (width, num_basis) array; got shape {c.shape}.")
     _check.finite(second_layer=c)

@@ -159,9 +159,10 @@ class RiskTrajectory:
 
     def __post_init__(self) -> None:
         for name in ("times", "risk", "final_states"):
-            array = np.array(getattr(self, name), dtype=float)
+            array = np.array(_check.real_array(**{name: getattr(self, name)}))
             array.setflags(write=False)
             object.__setattr__(self, name, array)
+        _check.record(self)
 
     @property
     def final_private_risk(self) -> float:

@@ -51,6 +51,9 @@ class HSGDLaw:
     regularized_risk: np.ndarray
     method: str
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
     @classmethod
     def from_curve(cls, problem: HSGDProblem, curve: RiskCurve) -> HSGDLaw:
         """The law from a :class:`RiskCurve` that carries ``group_variance`` (any method) and the closed-form mean."""
@@ -135,8 +138,9 @@ def quadratic_statistic(law: HSGDLaw, *, matrix: Any, vector: Any = None, consta
     Returns:
         (T,) the expected statistic at ``law.times``.
     """
+    _check.instance(HSGDLaw, law=law)
     d = law.dim
-    t_mat = np.asarray(matrix, dtype=float)
+    t_mat = _check.real_array(matrix=matrix)
     _check.finite(matrix=t_mat, constant=constant)
     mean = law.mean
     if t_mat.shape == (d,):

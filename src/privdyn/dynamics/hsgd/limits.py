@@ -22,6 +22,7 @@ def max_stable_learning_rate(spectrum: Spectrum, *, ridge: float) -> float:
     κ_K = ∫₀^∞ K_P(τ) dτ = (γ/(2d)) Σ_j λ_j²/a_j is the mass of the renewal kernel of (6). Returns +inf
     for Σ = 0.
     """
+    _check.instance(Spectrum, spectrum=spectrum)
     _check.non_negative(ridge=ridge)
     lam = spectrum.eigenvalues
     if lam[0] + ridge <= 0:
@@ -81,6 +82,7 @@ def isotropic_risk(problem: HSGDProblem, times: Any) -> RiskCurve:
     Returns:
         A :class:`RiskCurve` with ``method="closed_form"`` and ``group_variance`` (T, 1).
     """
+    _check.instance(HSGDProblem, problem=problem)
     ts = _times(times)
     if problem.spectrum.num_groups != 1:
         raise ValueError(f"isotropic_risk needs Σ = λI (one eigen-group); got {problem.spectrum.num_groups} groups.")

@@ -44,6 +44,7 @@ def moment_ode_risk(problem: HSGDProblem, times: Any, *, rtol: float, atol: floa
     Returns:
         A :class:`RiskCurve` with ``method="moment_ode"`` and ``group_variance`` (T, m).
     """
+    _check.instance(HSGDProblem, problem=problem)
     ts = _times(times)
     _check.positive(rtol=rtol, atol=atol)
     lam = problem.spectrum.eigenvalues

@@ -35,7 +35,7 @@ _GAUSS_NODES = 10
 
 
 def _times(times: Any) -> np.ndarray:
-    ts = np.asarray(times, dtype=float)
+    ts = _check.real_array(times=times)
     if ts.ndim != 1 or ts.size == 0:
         raise ValueError(f"times must be a non-empty 1-D array; got shape {ts.shape}.")
     _check.non_negative(times=ts)
@@ -271,7 +271,9 @@ def volterra_risk(problem: HSGDProblem, times: Any, *, max_step: float, refineme
     Returns:
         A :class:`RiskCurve` with ``method="volterra"``. Shapes: times (T,) -> (T,), group_variance (T, m).
     """
+    _check.instance(HSGDProblem, problem=problem)
     ts = _times(times)
+    _check.scalar(max_step=max_step, refinements=refinements)
     _check.positive(max_step=max_step)
     _check.integer(minimum=0, refinements=refinements)
     _check.at_most(MAX_REFINEMENTS, refinements=refinements)
@@ -310,7 +312,9 @@ def volterra_dense_reference(problem: HSGDProblem, times: Any, *, max_step: floa
     Returns:
         A :class:`RiskCurve` with ``method="volterra"`` and no error estimate.
     """
+    _check.instance(HSGDProblem, problem=problem)
     ts = _times(times)
+    _check.scalar(max_step=max_step)
     _check.positive(max_step=max_step)
     _check_grid_size(ts, float(max_step), 0, MAX_DENSE_GRID_STEPS)
     grid, out = _build_grid(ts, float(max_step), 0)

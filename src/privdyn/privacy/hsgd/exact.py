@@ -30,11 +30,14 @@ class ExactSGDLaw:
     covariances: np.ndarray
     guarantee: Guarantee = Guarantee.EXACT
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 def _exact_inputs(features: Any, labels: Any, step_size: Any, ridge: Any, noise_std: Any, x0: Any,
                   init_variance: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float, np.ndarray, float]:
-    a = np.asarray(features, dtype=float)
-    b = np.asarray(labels, dtype=float)
+    a = _check.real_array(features=features)
+    b = _check.real_array(labels=labels)
     if a.ndim != 2 or a.shape[0] == 0:
         raise ValueError(f"features must have shape (n, d) with n >= 1; got {a.shape}.")
     n, d = a.shape

@@ -328,6 +328,7 @@ def crossover_num_steps(*, step_size: Any, strong_convexity: Any) -> float | np.
     Shapes: the arguments broadcast; a float for scalar inputs.
     """
     _check.positive(step_size=step_size, strong_convexity=strong_convexity)
+    _check.broadcastable(step_size=step_size, strong_convexity=strong_convexity)
     return _out(2.0 * CROSSOVER_X / (_arr(strong_convexity) * _arr(step_size)))
 
 
@@ -346,4 +347,5 @@ def steps_to_fraction(fraction: Any, *, step_size: Any, strong_convexity: Any) -
     _check.finite(fraction=fraction)
     _check.in_range(0.0, 1.0, closed="left", fraction=fraction)
     _check.positive(step_size=step_size, strong_convexity=strong_convexity)
+    _check.broadcastable(fraction=fraction, step_size=step_size, strong_convexity=strong_convexity)
     return _out(-2.0 * np.log1p(-_arr(fraction)) / (_arr(strong_convexity) * _arr(step_size)))

@@ -121,6 +121,9 @@ class Theorem4Parameters:
     gradient_complexity: int | np.ndarray
     privacy: PrivacyLoss
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 def _as_int(value: np.ndarray) -> int | np.ndarray:
     value = np.asarray(value).astype(np.int64)
