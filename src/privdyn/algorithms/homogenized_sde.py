@@ -4,7 +4,7 @@ simulated."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,6 +14,9 @@ from privdyn.dynamics.dpgd.system import _drive, _grouped_system, _validate_time
 from privdyn.rng import CounterStream
 from privdyn.schedules import LearningRate
 from privdyn.spectra import Spectrum
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ['simulate_homogenized_sde']
 
@@ -55,9 +58,9 @@ class _Normals:
         return self.buffer[j]
 
 
-def simulate_homogenized_sde(*, spectrum: Spectrum, target_projections: Any, aspect_ratio: float,
+def simulate_homogenized_sde(*, spectrum: Spectrum, target_projections: ArrayLike, aspect_ratio: float,
                              learning_rate: LearningRate, clip: float, rho: float, label_noise: float, n: int,
-                             num_runs: int, rng: NoiseSource, times: Any) -> np.ndarray:
+                             num_runs: int, rng: NoiseSource, times: ArrayLike) -> np.ndarray:
     """Euler–Maruyama paths of homogenized DP-GD (Remark 4.3, Definition C.1 of arXiv 2505.16329); R at ``times``.
 
     The SDE, in the eigenbasis of a diagonal Σ (V = Θ − θ*, one coordinate per direction, d = ``spectrum.dim``):
