@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from privdyn.bounds.kan.common import (
 )
 from privdyn.models.bspline import bspline_bounds, num_basis
 from privdyn.privacy.labels import Guarantee
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "activation_bounds", "batch_fluctuation_bound", "check_inputs", "coefficient_norm_thresholds",
@@ -150,7 +153,7 @@ def coefficient_norm_thresholds(*, num_basis: int, width: int, failure_prob: flo
             4.0 * math.sqrt(p) + 2.0 * math.sqrt(math.log(2.0 * m / dl)))
 
 
-def initialization_event(second_layer: Any, *, failure_prob: float) -> tuple[Condition, Condition]:
+def initialization_event(second_layer: ArrayLike, *, failure_prob: float) -> tuple[Condition, Condition]:
     """Whether a drawn second layer ``c`` (shape ``(width, num_basis)``) lies in E_delta (Lemma B.5, eq. (1)).
 
     Returns:
