@@ -4,7 +4,7 @@ quadratic statistics under it."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -12,6 +12,9 @@ from privdyn import _check
 from privdyn.dynamics.hsgd.volterra import _integrated_rate, volterra_risk
 from privdyn.hsgd_problem import HSGDProblem, RiskCurve, X0Policy, _frozen
 from privdyn.schedules import LearningRate
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["HSGDLaw", "linearized_law", "quadratic_statistic"]
 
@@ -109,7 +112,7 @@ def _time_integral(learning_rate: LearningRate, times: np.ndarray) -> np.ndarray
     return gamma_int if times[0] == 0.0 else gamma_int[1:]
 
 
-def linearized_law(problem: HSGDProblem, times: Any, *, max_step: float, refinements: int) -> HSGDLaw:
+def linearized_law(problem: HSGDProblem, times: ArrayLike, *, max_step: float, refinements: int) -> HSGDLaw:
     """The law (10) of linearized HSGD at ``times``, its variances from :func:`volterra_risk` on the same grid.
 
     See :class:`HSGDLaw` for the formulas and :func:`volterra_risk` for ``max_step`` and ``refinements`` (the
@@ -119,7 +122,8 @@ def linearized_law(problem: HSGDProblem, times: Any, *, max_step: float, refinem
     return HSGDLaw.from_curve(problem, curve)
 
 
-def quadratic_statistic(law: HSGDLaw, *, matrix: Any, vector: Any = None, constant: float = 0.0) -> np.ndarray:
+def quadratic_statistic(law: HSGDLaw, *, matrix: ArrayLike, vector: ArrayLike | None = None,
+                        constant: float = 0.0) -> np.ndarray:
     """E q(X_t) for a quadratic q(x) = ½xᵀTx + uᵀx + c (Definition 2), from the first two moments of the law.
 
     E q(X_t) = ½Σ_j T_jj V_jj(t) + ½m(t)ᵀT m(t) + uᵀm(t) + c. Itô's formula (29) closes on the first two moments

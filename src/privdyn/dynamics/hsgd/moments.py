@@ -3,7 +3,7 @@ formula (29)): a second, independent risk solver."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import integrate
@@ -11,6 +11,9 @@ from scipy import integrate
 from privdyn import _check
 from privdyn.dynamics.hsgd.volterra import _times
 from privdyn.hsgd_problem import HSGDProblem, RiskCurve, _frozen
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["moment_ode_risk"]
 
@@ -20,7 +23,7 @@ __all__ = ["moment_ode_risk"]
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def moment_ode_risk(problem: HSGDProblem, times: Any, *, rtol: float, atol: float,
+def moment_ode_risk(problem: HSGDProblem, times: ArrayLike, *, rtol: float, atol: float,
                     method: str = "Radau") -> RiskCurve:
     """P_t, R_t and the group variances from the exact moment closure of HSGD (Itô's formula (29) applied to eq. (1)).
 
