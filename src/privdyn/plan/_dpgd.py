@@ -34,7 +34,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
 from privdyn.privacy.labels import NeighboringRelation
 from privdyn.schedules import LearningRate, OutsideTheoryWarning
 from privdyn.spectra import Spectrum, isotropic_target, power_law_target
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["DPGDModel", "DPGDPlan", "dpgd", "model", "parse_spectrum", "SCHEDULES"]
 
@@ -323,10 +326,11 @@ def _risk_curve(m: DPGDModel, found: Found, rho: float) -> Any:
         label_noise=m.label_noise, times=CURVE_TIMES, rtol=FINAL_RTOL)
 
 
-def dpgd(*, n: int | None = None, d: int | None = None, spectrum: Any = "identity", target_norm: float | None = None,
+def dpgd(*, n: int | None = None, d: int | None = None, spectrum: ArrayLike = "identity",
+         target_norm: float | None = None,
          target_exponent: float | None = None, label_noise: float | None = None, epsilon: float | None = None,
          delta: float | None = None, rho: float | None = None, zcdp: float | None = None,
-         schedules: Sequence[str] = SCHEDULES, data: Any = None, label_column: str | int | None = None,
+         schedules: Sequence[str] = SCHEDULES, data: ArrayLike | None = None, label_column: str | int | None = None,
          public_stats: bool = False, planning_share: float | None = None, feature_norm_bound: float | None = None,
          label_bound: float | None = None, rng: np.random.Generator | None = None) -> DPGDPlan:
     """Plan one-pass clipped DP-GD (arXiv 2505.16329) for a privacy budget: hyper-parameters, predicted risk, guarantee.

@@ -28,7 +28,7 @@ import dataclasses
 import math
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from privdyn.plan._budget import PlanningShare, PrivacyStatement
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
 from privdyn.privacy.labels import Guarantee, NeighboringRelation
 from privdyn.schedules import Constant
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["HSGDPlan", "hsgd", "STEP_FRACTIONS"]
 
@@ -173,7 +176,7 @@ def _search(s: _Setting, target: float) -> dict[str, Any]:
     return {"rows": rows, "smallest": best, "evaluations": evaluations}
 
 
-def hsgd(*, n: int, d: int | None = None, spectrum: Any = "identity", target_norm: float = 1.0,
+def hsgd(*, n: int, d: int | None = None, spectrum: ArrayLike = "identity", target_norm: float = 1.0,
          label_noise: float, ridge: float, renyi_order: float, rdp_epsilon: float, num_pairs: int = 5,
          seed: int = 0) -> HSGDPlan:
     """Plan one-pass noisy SGD on least squares for a surrogate Rényi target (arXiv 2510.16687).

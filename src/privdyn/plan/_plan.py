@@ -16,12 +16,15 @@ import abc
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privdyn.plan import FAMILIES
 from privdyn.plan._budget import PrivacyStatement
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["Alternative", "Verification", "ParetoFront", "Plan", "FAMILIES", "json_ready"]
 
@@ -93,7 +96,7 @@ class Verification:
     note: str
 
     @classmethod
-    def from_runs(cls, runs: Any, *, predicted: float, quantity: str, seed: int, note: str,
+    def from_runs(cls, runs: ArrayLike, *, predicted: float, quantity: str, seed: int, note: str,
                   one_sided: bool = False) -> Verification:
         """Summary statistics of ``runs``; ``one_sided``: the prediction is an upper bound (mean <= bound + z·SE)."""
         x = np.asarray(runs, dtype=float).ravel()
