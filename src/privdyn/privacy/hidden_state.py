@@ -27,13 +27,16 @@ uniform position, so ε_k = (1/(α−1)) log( (n−k)/n + (1/n) Σ_{j=1}^k exp((
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.special import logsumexp
 
 from privdyn import _check
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["ye_shokri_rdp", "ye_shokri_step_rdp", "REFERENCE"]
 
@@ -83,7 +86,7 @@ def ye_shokri_step_rdp(renyi_order: float, *, noise_multiplier: float, contracti
 
 
 def ye_shokri_rdp(renyi_order: float, *, noise_multiplier: float, contraction: float, num_steps: int,
-                  iterates: Any = None) -> PrivacyLoss:
+                  iterates: ArrayLike | None = None) -> PrivacyLoss:
     """Ye & Shokri's one-epoch last-iterate RDP of shuffled noisy clipped SGD (arXiv 2203.05363), labelled ``bound``.
 
     See the module docstring for the formula and its assumptions. For the clipped runs of the hsgd paper's Figure 3(b)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +16,9 @@ from privdyn.dynamics.hsgd import HSGDLaw, HSGDProblem
 from privdyn.privacy import divergences
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
 from privdyn.schedules import Constant
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "NeighboringPairs", "NeighboringLaws", "select_pairs", "sgd_grid_law", "neighboring_laws", "renyi_divergence",
@@ -94,7 +97,7 @@ class NeighboringPairs:
         return int(self.features.shape[1])
 
     @classmethod
-    def single(cls, feature: Any, label: float, other_feature: Any, other_label: float) -> NeighboringPairs:
+    def single(cls, feature: ArrayLike, label: float, other_feature: ArrayLike, other_label: float) -> NeighboringPairs:
         """One pair ((a, b), (a', b'))."""
         return cls(features=np.asarray(feature, dtype=float)[None, :], labels=np.asarray([label], dtype=float),
                    other_features=np.asarray(other_feature, dtype=float)[None, :],
@@ -134,8 +137,8 @@ def _top_k(scores_fn: Any, n: int, num_pairs: int, symmetric: bool) -> tuple[np.
     return best_index[order], np.sqrt(np.maximum(best_score[order], 0.0))
 
 
-def select_pairs(features: Any, labels: Any, *, ridge: float, num_pairs: int, gap: str = "proxy",
-                 mean: Any = None) -> NeighboringPairs:
+def select_pairs(features: ArrayLike, labels: ArrayLike, *, ridge: float, num_pairs: int, gap: str = "proxy",
+                 mean: ArrayLike | None = None) -> NeighboringPairs:
     """The ``num_pairs`` pairs of records of a dataset with the largest gradient gap (Section 5 of the paper).
 
     * ``gap="proxy"`` — the paper's score ‖g(θ)‖₂ with g(θ) = (b a − b' a') − (a aᵀ − a' a'ᵀ + δI)1_d over all n(n − 1)

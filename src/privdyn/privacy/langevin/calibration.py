@@ -3,7 +3,7 @@ delta) targets, the composition baseline."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from privdyn.privacy.langevin.common import (
     _show,
 )
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 __all__ = ["composition_noise_scale_for_rdp", "noise_scale_for_dp", "noise_scale_for_rdp"]
 
 
@@ -40,15 +43,15 @@ def _time_factor(num_steps: Any, step_size: Any, strong_convexity: Any) -> np.nd
 
 
 def noise_scale_for_rdp(
-    renyi_order: Any,
-    rdp_epsilon: Any,
+    renyi_order: ArrayLike,
+    rdp_epsilon: ArrayLike,
     *,
-    num_steps: Any = None,
-    step_size: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    sensitivity: Any,
-    n: Any,
+    num_steps: ArrayLike | None = None,
+    step_size: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    sensitivity: ArrayLike,
+    n: ArrayLike,
 ) -> PrivacyLoss:
     """The smallest noise_scale for which Corollary 1 certifies (renyi_order, rdp_epsilon)-RDP.
 
@@ -92,7 +95,8 @@ def noise_scale_for_rdp(
 
 
 def composition_noise_scale_for_rdp(
-    renyi_order: Any, rdp_epsilon: Any, *, num_steps: Any, step_size: Any, sensitivity: Any, n: Any
+    renyi_order: ArrayLike, rdp_epsilon: ArrayLike, *, num_steps: ArrayLike, step_size: ArrayLike,
+    sensitivity: ArrayLike, n: ArrayLike
 ) -> PrivacyLoss:
     """The smallest noise_scale for which the composition baseline certifies (renyi_order, rdp_epsilon)-RDP.
 
@@ -152,16 +156,16 @@ def _check_paper_recipe(epsilon: Any, delta: Any) -> None:
 
 
 def noise_scale_for_dp(
-    epsilon: Any,
-    delta: Any,
+    epsilon: ArrayLike,
+    delta: ArrayLike,
     *,
     method: str = "paper",
-    num_steps: Any = None,
-    step_size: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    sensitivity: Any,
-    n: Any,
+    num_steps: ArrayLike | None = None,
+    step_size: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    sensitivity: ArrayLike,
+    n: ArrayLike,
 ) -> PrivacyLoss:
     """A noise_scale for which Corollary 1 certifies (epsilon, delta)-DP.
 

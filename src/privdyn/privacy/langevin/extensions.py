@@ -3,7 +3,7 @@ free-gamma solution of PDE (15)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import optimize
@@ -24,6 +24,9 @@ from privdyn.privacy.langevin.common import (
     _show,
 )
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 __all__ = ["best_gamma_rdp", "lsi_constant_tracker", "tracked_lsi_rdp"]
 
 
@@ -38,12 +41,12 @@ def _contraction(step_size: np.ndarray, strong_convexity: np.ndarray, smoothness
 
 def lsi_constant_tracker(
     *,
-    num_steps: Any,
-    step_size: Any,
-    noise_scale: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    init_lsi_constant: Any,
+    num_steps: int,
+    step_size: ArrayLike,
+    noise_scale: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    init_lsi_constant: ArrayLike,
 ) -> np.ndarray:
     """LSI constants c_0, ..., c_K of the noisy-GD iterates (privdyn extension, not in the paper).
 
@@ -94,16 +97,16 @@ def _check_init_lsi(init_lsi_constant: Any) -> None:
 
 
 def tracked_lsi_rdp(
-    renyi_order: Any,
+    renyi_order: ArrayLike,
     *,
-    num_steps: Any,
-    step_size: Any,
-    noise_scale: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    sensitivity: Any,
-    n: Any,
-    init_lsi_constant: Any = None,
+    num_steps: int,
+    step_size: ArrayLike,
+    noise_scale: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    sensitivity: ArrayLike,
+    n: ArrayLike,
+    init_lsi_constant: ArrayLike | None = None,
 ) -> PrivacyLoss:
     """Theorem 2 with the tracked LSI constant c = min_{0<=k<=K} c_k (privdyn extension, not in the paper).
 
@@ -182,15 +185,15 @@ def _best_gamma_factor(x: float) -> float:
 
 
 def best_gamma_rdp(
-    renyi_order: Any,
+    renyi_order: ArrayLike,
     *,
-    num_steps: Any,
-    step_size: Any,
-    noise_scale: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    sensitivity: Any,
-    n: Any,
+    num_steps: ArrayLike,
+    step_size: ArrayLike,
+    noise_scale: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    sensitivity: ArrayLike,
+    n: ArrayLike,
 ) -> PrivacyLoss:
     """The general-gamma variant of Corollary 1, minimised over gamma (privdyn extension, not in the paper).
 
