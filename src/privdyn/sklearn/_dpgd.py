@@ -29,12 +29,15 @@ import copy
 import functools
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privdyn import _check
 from privdyn.sklearn._base import Preprocessed, PrivateLinearModel, generator_from
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["DPLinearRegression", "SCHEDULE_CHOICES"]
 
@@ -129,7 +132,7 @@ class DPLinearRegression(PrivateLinearModel):
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
                  label_bound: float | None = None, fit_intercept: bool = True, schedule: str = "auto",
                  label_noise: float | None = None, planning_share: float | None = None,
-                 random_state: Any = None) -> None:
+                 random_state: ArrayLike | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.feature_norm = feature_norm
@@ -140,7 +143,7 @@ class DPLinearRegression(PrivateLinearModel):
         self.planning_share = planning_share
         self.random_state = random_state
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DPLinearRegression:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> DPLinearRegression:
         """Fit privately (one pass of clipped DP-GD); returns self. ``sample_weight`` must be None."""
         from privdyn.algorithms.dpgd import dpgd
         from privdyn.schedules import OutsideTheoryWarning
