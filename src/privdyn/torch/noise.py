@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -49,6 +49,9 @@ from privdyn.privacy.correlated import (
     Toeplitz,
 )
 from privdyn.rng import CounterStream
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["SecretStepNormals", "TorchNoiseStream", "noise_stream", "secure_source"]
 
@@ -124,7 +127,7 @@ class TorchNoiseStream:
         step: the number of steps produced so far.
     """
 
-    def __init__(self, strategy: Strategy, shape: int | Sequence[int], source: Any, *, scale: float = 1.0,
+    def __init__(self, strategy: Strategy, shape: int | Sequence[int], source: ArrayLike, *, scale: float = 1.0,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None,
                  num_steps: int | None = None, regenerate: bool = False,
                  chunk_size: int = DEFAULT_CHUNK_SIZE) -> None:
@@ -400,7 +403,7 @@ class TorchNoiseStream:
         self.step = int(state["step"])
 
 
-def noise_stream(strategy: Strategy, shape: int | Sequence[int], source: Any, *, scale: float = 1.0,
+def noise_stream(strategy: Strategy, shape: int | Sequence[int], source: ArrayLike, *, scale: float = 1.0,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None,
                  num_steps: int | None = None, regenerate: bool = False,
                  chunk_size: int = DEFAULT_CHUNK_SIZE) -> TorchNoiseStream:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib.util
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -35,6 +35,9 @@ from privdyn.privacy.correlated import Independent, Strategy
 from privdyn.privacy.labels import PrivacyLoss
 from privdyn.torch.accountant import DPSGDAccountant, calibrate_noise_multiplier
 from privdyn.torch.noise import TorchNoiseStream, noise_stream
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["PER_EXAMPLE", "PrivateOptimizer", "flat_parameters", "validate_private_args"]
 
@@ -216,7 +219,7 @@ class PrivateOptimizer:
 
     def __init__(self, optimizer: torch.optim.Optimizer, module: nn.Module, loss_fn: LossFn | None = None, *,
                  clip: float, noise_multiplier: float, batch_size: int, strategy: Strategy | None = None,
-                 noise_source: Any = None, num_steps: int | None = None, regenerate: bool = False,
+                 noise_source: ArrayLike | None = None, num_steps: int | None = None, regenerate: bool = False,
                  per_example: str = "auto", n: int | None = None, sampler: str | None = None,
                  neighboring: str | None = None, delta: float | None = None) -> None:
         if not isinstance(module, nn.Module):
