@@ -23,13 +23,16 @@ import math
 import types
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import optimize
 
 from privdyn import _check
 from privdyn.schedules import Harmonic, OutsideTheoryWarning, Polynomial
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "TuningResult",
@@ -380,7 +383,8 @@ def _common_checks(aspect_ratio: Any, rho: Any, label_noise: Any) -> None:
     _check.positive(aspect_ratio=aspect_ratio, rho=rho, label_noise=label_noise)
 
 
-def tune_polynomial(*, spectrum: Any, target_projections: Any, aspect_ratio: float, rho: float, label_noise: float,
+def tune_polynomial(*, spectrum: ArrayLike, target_projections: ArrayLike, aspect_ratio: float, rho: float,
+                    label_noise: float,
                     schedule_exponent: float, clip: float | None = None,
                     clip_bounds: tuple[float, float] = (1e-3, 10.0),
                     learning_rate_bounds: tuple[float, float] | None = None, method: str = "exponential",
@@ -445,7 +449,8 @@ def tune_polynomial(*, spectrum: Any, target_projections: Any, aspect_ratio: flo
     return dataclasses.replace(result, fixed=fixed)
 
 
-def tune_harmonic(*, spectrum: Any, target_projections: Any, aspect_ratio: float, rho: float, label_noise: float,
+def tune_harmonic(*, spectrum: ArrayLike, target_projections: ArrayLike, aspect_ratio: float, rho: float,
+                  label_noise: float,
                   clip: float, harmonic_offset_bounds: tuple[float, float],
                   harmonic_scale_bounds: tuple[float, float] | None = None,
                   initial_learning_rate_bounds: tuple[float, float] | None = None, method: str = "exponential",
