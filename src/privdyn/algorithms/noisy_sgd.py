@@ -430,7 +430,7 @@ def simulate_noisy_sgd(*, data: UniformDesign | SyntheticDesign, x0: ArrayLike, 
                        step_size: ArrayLike | None = None,
                        learning_rate: LearningRate | None = None, noise_std: float | None = None,
                        noise_multiplier: float | None = None, clip: float | None = None,
-                       clip_convention: str = "full_gradient", dataset: tuple[Any, Any] | None = None,
+                       clip_convention: str = "full_gradient", dataset: tuple[ArrayLike, ArrayLike] | None = None,
                        shuffle: bool = False, init_variance: float = 0.0, record_steps: ArrayLike = (),
                        iterate_steps: ArrayLike = ()) -> NoisySGDSimulation:
     """Simulate ``num_runs`` independent runs of one-pass noisy SGD (Algorithm 1 of the paper) at once.
