@@ -148,7 +148,7 @@ class ThresholdAudit:
     epsilon_lower_bound: float
 
 
-def threshold_audit(selection: tuple[Any, Any], audit: tuple[Any, Any], *, delta: float,
+def threshold_audit(selection: tuple[ArrayLike, ArrayLike], audit: tuple[ArrayLike, ArrayLike], *, delta: float,
                     confidence: float) -> ThresholdAudit:
     """Choose a threshold on the selection scores, then bound epsilon from the audit scores.
 
