@@ -41,6 +41,8 @@ from privdyn.schedules import Constant
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+    from privdyn.spectra import Spectrum
+
 __all__ = ["HSGDPlan", "hsgd", "STEP_FRACTIONS"]
 
 STEP_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.4)
@@ -176,9 +178,9 @@ def _search(s: _Setting, target: float) -> dict[str, Any]:
     return {"rows": rows, "smallest": best, "evaluations": evaluations}
 
 
-def hsgd(*, n: int, d: int | None = None, spectrum: ArrayLike = "identity", target_norm: float = 1.0,
-         label_noise: float, ridge: float, renyi_order: float, rdp_epsilon: float, num_pairs: int = 5,
-         seed: int = 0) -> HSGDPlan:
+def hsgd(*, n: int, d: int | None = None, spectrum: str | Spectrum | ArrayLike = "identity",
+         target_norm: float = 1.0, label_noise: float, ridge: float, renyi_order: float, rdp_epsilon: float,
+         num_pairs: int = 5, seed: int = 0) -> HSGDPlan:
     """Plan one-pass noisy SGD on least squares for a surrogate Rényi target (arXiv 2510.16687).
 
     Args:
