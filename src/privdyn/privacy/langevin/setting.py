@@ -11,7 +11,7 @@ and a number of steps. Both spellings give the same numbers: the methods call th
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from privdyn import _check
 from privdyn.privacy.labels import PrivacyLoss
@@ -48,12 +48,12 @@ class LangevinSetting:
         n: dataset size, an integer >= 1.
     """
 
-    step_size: Any
-    noise_scale: Any
-    strong_convexity: Any
-    smoothness: Any
-    sensitivity: Any
-    n: Any
+    step_size: ArrayLike
+    noise_scale: ArrayLike
+    strong_convexity: ArrayLike
+    smoothness: ArrayLike
+    sensitivity: ArrayLike
+    n: ArrayLike
 
     def __post_init__(self) -> None:
         _check.positive(step_size=self.step_size, noise_scale=self.noise_scale, sensitivity=self.sensitivity)
@@ -61,7 +61,7 @@ class LangevinSetting:
         _check_step_below_inverse_smoothness(self.step_size, self.smoothness)
         _check_count(1, n=self.n)
 
-    def keywords(self) -> dict[str, Any]:
+    def keywords(self) -> dict[str, ArrayLike]:
         """The six constants as the keyword arguments of the module-level functions."""
         return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
 
