@@ -67,7 +67,7 @@ class AdaSSPRegression(PrivateLinearModel):
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
                  label_bound: float | None = None, fit_intercept: bool = True, failure_probability: float = 0.05,
-                 random_state: ArrayLike | None = None) -> None:
+                 random_state: int | np.random.Generator | np.random.RandomState | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.feature_norm = feature_norm

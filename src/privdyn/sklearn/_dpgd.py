@@ -132,7 +132,7 @@ class DPLinearRegression(PrivateLinearModel):
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
                  label_bound: float | None = None, fit_intercept: bool = True, schedule: str = "auto",
                  label_noise: float | None = None, planning_share: float | None = None,
-                 random_state: ArrayLike | None = None) -> None:
+                 random_state: int | np.random.Generator | np.random.RandomState | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.feature_norm = feature_norm
