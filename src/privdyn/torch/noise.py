@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -49,9 +49,6 @@ from privdyn.privacy.correlated import (
     Toeplitz,
 )
 from privdyn.rng import CounterStream
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["SecretStepNormals", "TorchNoiseStream", "noise_stream", "secure_source"]
 
@@ -127,7 +124,8 @@ class TorchNoiseStream:
         step: the number of steps produced so far.
     """
 
-    def __init__(self, strategy: Strategy, shape: int | Sequence[int], source: ArrayLike, *, scale: float = 1.0,
+    def __init__(self, strategy: Strategy, shape: int | Sequence[int],
+                 source: StepNormals | CounterStream | torch.Generator, *, scale: float = 1.0,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None,
                  num_steps: int | None = None, regenerate: bool = False,
                  chunk_size: int = DEFAULT_CHUNK_SIZE) -> None:
@@ -403,7 +401,8 @@ class TorchNoiseStream:
         self.step = int(state["step"])
 
 
-def noise_stream(strategy: Strategy, shape: int | Sequence[int], source: ArrayLike, *, scale: float = 1.0,
+def noise_stream(strategy: Strategy, shape: int | Sequence[int],
+                 source: StepNormals | CounterStream | torch.Generator, *, scale: float = 1.0,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None,
                  num_steps: int | None = None, regenerate: bool = False,
                  chunk_size: int = DEFAULT_CHUNK_SIZE) -> TorchNoiseStream:

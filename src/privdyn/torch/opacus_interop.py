@@ -28,7 +28,10 @@ from privdyn.torch.optimizer import flat_parameters, validate_private_args
 from privdyn.torch.sampler import BatchSampler
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
+    from collections.abc import Callable
+
+    from privdyn.privacy.correlated import StepNormals
+    from privdyn.rng import CounterStream
 
 try:
     from opacus import GradSampleModule
@@ -59,7 +62,8 @@ class DPOptimizer(_OpacusDPOptimizer if _OpacusDPOptimizer is not None else obje
     """
 
     def __init__(self, optimizer: torch.optim.Optimizer, *, noise_multiplier: float, max_grad_norm: float,
-                 expected_batch_size: int | None, strategy: Strategy, noise_source: ArrayLike | None = None,
+                 expected_batch_size: int | None, strategy: Strategy,
+                 noise_source: StepNormals | CounterStream | torch.Generator | None = None,
                  num_steps: int | None = None, regenerate: bool = False, loss_reduction: str = "mean") -> None:
         _require_opacus()
         validate_private_args(clip=max_grad_norm, noise_multiplier=noise_multiplier,
@@ -80,7 +84,7 @@ class DPOptimizer(_OpacusDPOptimizer if _OpacusDPOptimizer is not None else obje
                                       scale=float(noise_multiplier) * float(max_grad_norm), num_steps=self.num_steps,
                                       regenerate=regenerate, device=params[0].device, dtype=params[0].dtype)
 
-    def attach_step_hook(self, fn: ArrayLike) -> None:
+    def attach_step_hook(self, fn: Callable[[_OpacusDPOptimizer], None]) -> None:
         raise TypeError("privdyn's DPOptimizer adds correlated noise: Opacus' accountants (attached as step hooks) "
                         "would report the epsilon of independent noise. Use privdyn.torch.PrivacyEngine.get_epsilon "
                         "or privdyn.torch.DPSGDAccountant.")
@@ -133,7 +137,8 @@ class PrivacyEngine:
     """
 
     def __init__(self, *, strategy: Strategy, sampler: str = "fixed_size", neighboring: str = "zero_out",
-                 noise_source: ArrayLike | None = None, sampling_generator: np.random.Generator | None = None,
+                 noise_source: StepNormals | CounterStream | torch.Generator | None = None,
+                 sampling_generator: np.random.Generator | None = None,
                  regenerate: bool = False) -> None:
         _require_opacus()
         if not isinstance(strategy, Strategy):

@@ -37,7 +37,8 @@ from privdyn.torch.accountant import DPSGDAccountant, calibrate_noise_multiplier
 from privdyn.torch.noise import TorchNoiseStream, noise_stream
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
+    from privdyn.privacy.correlated import StepNormals
+    from privdyn.rng import CounterStream
 
 __all__ = ["PER_EXAMPLE", "PrivateOptimizer", "flat_parameters", "validate_private_args"]
 
@@ -219,7 +220,8 @@ class PrivateOptimizer:
 
     def __init__(self, optimizer: torch.optim.Optimizer, module: nn.Module, loss_fn: LossFn | None = None, *,
                  clip: float, noise_multiplier: float, batch_size: int, strategy: Strategy | None = None,
-                 noise_source: ArrayLike | None = None, num_steps: int | None = None, regenerate: bool = False,
+                 noise_source: StepNormals | CounterStream | torch.Generator | None = None,
+                 num_steps: int | None = None, regenerate: bool = False,
                  per_example: str = "auto", n: int | None = None, sampler: str | None = None,
                  neighboring: str | None = None, delta: float | None = None) -> None:
         if not isinstance(module, nn.Module):
