@@ -187,8 +187,8 @@ class Custom(LearningRate):
         horizon: the interval [0, horizon] checked on a grid of ``check_points`` points (an integer in [2, 10**7]).
     """
 
-    function: Callable[[np.ndarray], Any]
-    squared_derivative_function: Callable[[np.ndarray], Any] | None = None
+    function: Callable[[np.ndarray], ArrayLike]
+    squared_derivative_function: Callable[[np.ndarray], ArrayLike] | None = None
     horizon: float = 1.0
     check_points: int = 2001
     check_non_increasing: bool = True
