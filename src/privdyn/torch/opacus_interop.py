@@ -38,7 +38,7 @@ try:
     from opacus.optimizers import DPOptimizer as _OpacusDPOptimizer
     from opacus.validators import ModuleValidator
 except ImportError:  # the class below needs Opacus; the rest of privdyn.torch does not
-    _OpacusDPOptimizer = None  # type: ignore[assignment,misc]
+    _OpacusDPOptimizer = None
 
 __all__ = ["DPOptimizer", "PrivacyEngine"]
 
