@@ -29,6 +29,7 @@ ALLOWED_ANY: dict[tuple[str, str], str] = {
     **{(f"Loss.{method}", "data"): "whatever the loss documents: user losses define their own data"
        for method in ("per_example_gradients", "mean_gradient", "dimension", "value")},
     ("noisy_gd", "data"): "passed unchanged to the loss, which defines its type",
+    ("HSGDProblem.replace", "changes"): "forwarded to dataclasses.replace, which types each field",
     ("plan", "options"): "forwarded to the family's planner, whose own signature types each option",
     ("PrivateOptimizer.with_epsilon", "kwargs"): "forwarded to PrivateOptimizer, whose signature types each one",
     ("Plan", "risk_curve"): "a curve record mixing arrays of times and risks with text labels",

@@ -223,7 +223,7 @@ class HSGDProblem:
         """V_jj(0): ``init_variance`` for ``random_secret``, else 0."""
         return self.init_variance if self.x0_policy is X0Policy.RANDOM_SECRET else 0.0
 
-    def replace(self, **changes: object) -> HSGDProblem:
+    def replace(self, **changes: Any) -> HSGDProblem:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
 
