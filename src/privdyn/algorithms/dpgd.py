@@ -33,9 +33,10 @@ import dataclasses
 import functools
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast, overload
+from typing import Any, cast, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.data.real import ArrayDataset
@@ -44,9 +45,6 @@ from privdyn.privacy.iteration import noise_calibration, privacy_level, validate
 from privdyn.privacy.labels import PrivacyLoss
 from privdyn.rng import generator
 from privdyn.schedules import LearningRate
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["DPGDHyperparameters", "DPGDSimulation", "dpgd", "simulate_dpgd"]
 

@@ -4,9 +4,10 @@ simulated."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.dynamics.dpgd.clipping import _factor_arrays
@@ -14,9 +15,6 @@ from privdyn.dynamics.dpgd.system import _drive, _grouped_system, _validate_time
 from privdyn.rng import CounterStream
 from privdyn.schedules import LearningRate
 from privdyn.spectra import Spectrum
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ['simulate_homogenized_sde']
 

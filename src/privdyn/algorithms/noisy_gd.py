@@ -22,16 +22,14 @@ import abc
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from privdyn import _check
 from privdyn.rng import CounterStream
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = [
     "Box",

@@ -49,9 +49,10 @@ import functools
 import math
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn._deprecation import renamed_arguments
@@ -60,9 +61,6 @@ from privdyn.data.synthetic import SyntheticDesign
 from privdyn.hsgd_problem import HSGDProblem, RiskCurve, X0Policy
 from privdyn.rng import generator
 from privdyn.schedules import LearningRate
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = [
     "CLIP_CONVENTIONS",
