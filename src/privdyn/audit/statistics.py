@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["ThresholdAudit", "clopper_pearson_upper", "epsilon_lower_bound", "select_threshold", "threshold_audit"]
 
