@@ -32,14 +32,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["NtkMargin", "gram_from_features", "gram_from_rank_one_factors", "ntk_margin"]
 

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.bounds.kan.common import (
@@ -27,9 +28,6 @@ from privdyn.bounds.kan.common import (
 )
 from privdyn.models.bspline import bspline_bounds, num_basis
 from privdyn.privacy.labels import Guarantee
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = [
     "activation_bounds", "batch_fluctuation_bound", "check_inputs", "coefficient_norm_thresholds",
