@@ -37,9 +37,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from privdyn import _check
@@ -47,9 +48,6 @@ from privdyn.data.synthetic import SyntheticDesign
 from privdyn.hsgd_problem import HSGDProblem, X0Policy
 from privdyn.schedules import LearningRate, OutsideTheoryWarning
 from privdyn.spectra import Spectrum, isotropic_target
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = [
     "PAPER_LABEL_NOISE_VARIANCE",

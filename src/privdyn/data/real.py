@@ -26,14 +26,12 @@ import dataclasses
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = [
     "DATASETS",

@@ -15,17 +15,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn._deprecation import renamed_arguments
 from privdyn.schedules import OutsideTheoryWarning
 from privdyn.spectra import Spectrum, isotropic_target, power_law_target
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["SyntheticDesign", "num_samples"]
 
