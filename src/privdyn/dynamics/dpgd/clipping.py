@@ -4,15 +4,12 @@ and their tables."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from privdyn import _check
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["clipping_factors"]
 

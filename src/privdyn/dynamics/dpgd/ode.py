@@ -3,9 +3,10 @@ the isotropic ODE and the sandwich bounds."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import integrate
 
 from privdyn import _check
@@ -25,9 +26,6 @@ from privdyn.dynamics.dpgd.system import (
 )
 from privdyn.schedules import LearningRate
 from privdyn.spectra import Spectrum
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["final_private_risk", "isotropic_risk_ode", "sandwich_bounds", "solve_risk_ode"]
 

@@ -4,17 +4,14 @@ quadratic statistics under it."""
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.dynamics.hsgd.volterra import _integrated_rate, volterra_risk
 from privdyn.hsgd_problem import HSGDProblem, RiskCurve, X0Policy, _frozen
 from privdyn.schedules import LearningRate
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["HSGDLaw", "linearized_law", "quadratic_statistic"]
 

@@ -4,17 +4,14 @@ the renewal-theorem limits, the isotropic closed form."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.dynamics.hsgd.volterra import _times
 from privdyn.hsgd_problem import HSGDProblem, RiskCurve, RiskLimit, _constant_rate, _frozen, kernel_mass
 from privdyn.spectra import Spectrum
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["max_stable_learning_rate", "risk_limit", "isotropic_risk"]
 

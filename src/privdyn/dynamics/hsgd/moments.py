@@ -3,17 +3,13 @@ formula (29)): a second, independent risk solver."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import integrate
 
 from privdyn import _check
 from privdyn.dynamics.hsgd.volterra import _times
 from privdyn.hsgd_problem import HSGDProblem, RiskCurve, _frozen
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["moment_ode_risk"]
 

@@ -4,16 +4,14 @@ the O(N m) product-trapezoid solver with Romberg extrapolation, and its dense re
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.hsgd_problem import HSGDProblem, RiskCurve, _frozen, _GroupMoments
 from privdyn.schedules import LearningRate
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["volterra_risk", "volterra_dense_reference", "MAX_REFINEMENTS", "MAX_GRID_STEPS",
            "MAX_DENSE_GRID_STEPS"]
