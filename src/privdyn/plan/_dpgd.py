@@ -34,9 +34,10 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.plan._budget import Budget, PlanningShare, budget, rho_from_zcdp, zcdp_for_epsilon, zcdp_statement
@@ -45,9 +46,6 @@ from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
 from privdyn.privacy.labels import NeighboringRelation
 from privdyn.schedules import LearningRate, OutsideTheoryWarning
 from privdyn.spectra import Spectrum, isotropic_target, power_law_target
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["DPGDModel", "DPGDPlan", "dpgd", "model", "parse_spectrum", "SCHEDULES"]
 

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.plan._budget import PlanningShare, PrivacyStatement
@@ -39,7 +40,6 @@ from privdyn.privacy.labels import Guarantee, NeighboringRelation
 from privdyn.schedules import Constant
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
     from privdyn.spectra import Spectrum
 

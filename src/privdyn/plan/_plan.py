@@ -16,15 +16,13 @@ import abc
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn.plan import FAMILIES
 from privdyn.plan._budget import PrivacyStatement
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["Alternative", "Verification", "ParetoFront", "Plan", "FAMILIES", "json_ready"]
 
