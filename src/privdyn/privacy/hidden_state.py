@@ -27,16 +27,14 @@ uniform position, so ε_k = (1/(α−1)) log( (n−k)/n + (1/n) Σ_{j=1}^k exp((
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from privdyn import _check
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["ye_shokri_rdp", "ye_shokri_step_rdp", "REFERENCE"]
 

@@ -19,16 +19,14 @@ Conventions (``docs/notation.md``):
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.privacy import conversions
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = [
     "noise_calibration",

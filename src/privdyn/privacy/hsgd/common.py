@@ -6,9 +6,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.dynamics import hsgd as hsgd_dynamics
@@ -16,9 +17,6 @@ from privdyn.dynamics.hsgd import HSGDLaw, HSGDProblem
 from privdyn.privacy import divergences
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
 from privdyn.schedules import Constant
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = [
     "NeighboringPairs", "NeighboringLaws", "select_pairs", "sgd_grid_law", "neighboring_laws", "renyi_divergence",

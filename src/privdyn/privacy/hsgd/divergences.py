@@ -4,9 +4,10 @@ released iterates (Theorem 4.4) and their average (Theorem 4.5)."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from privdyn import _check
@@ -26,9 +27,6 @@ from privdyn.privacy.hsgd.common import (
 )
 from privdyn.privacy.hsgd.kernels import _compiled
 from privdyn.privacy.labels import Guarantee, PrivacyLoss
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = [
     "renyi_divergences", "release_divergences", "average_divergences", "rdp_epsilon", "rdp_epsilon_releases",

@@ -4,17 +4,15 @@ arXiv 2510.16687) and its Renyi divergence."""
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.privacy import divergences
 from privdyn.privacy.hsgd.common import DIRECTIONS, _renyi_order
 from privdyn.privacy.labels import Guarantee, PrivacyLoss
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["ExactSGDLaw", "exact_sgd_law", "exact_sgd_renyi"]
 

@@ -3,9 +3,10 @@ delta) targets, the composition baseline."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.privacy.conversions import epsilon_to_zcdp
@@ -23,9 +24,6 @@ from privdyn.privacy.langevin.common import (
     _one_minus_exp_neg,
     _show,
 )
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["composition_noise_scale_for_rdp", "noise_scale_for_dp", "noise_scale_for_rdp"]
 

@@ -3,9 +3,8 @@ its asymptote and increments, the composition baseline (Theorem 1), the crossove
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.privacy.labels import Guarantee, PrivacyLoss
@@ -25,9 +24,6 @@ from privdyn.privacy.langevin.common import (
     _one_minus_exp_neg,
     _out,
 )
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = [
     "composition_rdp", "crossover_num_steps", "dynamics_rdp", "dynamics_rdp_asymptote", "dynamics_rdp_increment",

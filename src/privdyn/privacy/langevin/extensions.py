@@ -3,9 +3,10 @@ free-gamma solution of PDE (15)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize
 
 from privdyn import _check
@@ -23,9 +24,6 @@ from privdyn.privacy.langevin.common import (
     _one_minus_exp_neg,
     _show,
 )
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["best_gamma_rdp", "lsi_constant_tracker", "tracked_lsi_rdp"]
 

@@ -3,9 +3,10 @@ lower bound and Corollary 2."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.privacy.labels import Guarantee, PrivacyLoss
@@ -20,9 +21,6 @@ from privdyn.privacy.langevin.common import (
     _loss,
     _one_minus_exp_neg,
 )
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["quadratic_corollary2_rdp", "quadratic_exact_rdp", "quadratic_lower_bound_rdp"]
 

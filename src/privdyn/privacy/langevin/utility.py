@@ -4,9 +4,9 @@ hyper-parameters."""
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.privacy.conversions import rdp_to_epsilon
@@ -25,9 +25,6 @@ from privdyn.privacy.langevin.common import (
     _show,
 )
 from privdyn.privacy.langevin.dynamics import dynamics_rdp
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["Theorem4Parameters", "lemma6_excess_risk_bound", "theorem4_parameters"]
 
