@@ -5,13 +5,10 @@ engine it checks (:mod:`privdyn.dynamics.dpgd`)."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import integrate
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["reference_risk_ode"]
 

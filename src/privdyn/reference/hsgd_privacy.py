@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from privdyn.dynamics import hsgd as dyn
 from privdyn.privacy import hsgd as priv
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["reference_divergences", "reference_rdp_epsilon", "dense_divergences", "reference_ye_shokri"]
 

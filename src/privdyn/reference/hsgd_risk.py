@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import integrate
 
 from privdyn.data.hsgd_design import UniformDesign
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["REFERENCE_RTOL", "ReferenceMoments", "reference_moments", "reference_limit"]
 
