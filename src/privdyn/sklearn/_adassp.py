@@ -27,15 +27,12 @@ every ε. The guarantee is exact composition of Gaussian mechanisms converted to
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.sklearn._base import Preprocessed, PrivateLinearModel, generator_from
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["AdaSSPRegression"]
 

@@ -29,15 +29,13 @@ import copy
 import functools
 import math
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.sklearn._base import Preprocessed, PrivateLinearModel, generator_from
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["DPLinearRegression", "SCHEDULE_CHOICES"]
 
