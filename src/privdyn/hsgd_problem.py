@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.schedules import Constant, LearningRate
 from privdyn.spectra import Spectrum, eigendecomposition
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ['X0Policy', 'HSGDProblem', 'RiskCurve', 'RiskLimit', 'kernel_mass', 'REFERENCE']
 

@@ -16,14 +16,12 @@ import abc
 import dataclasses
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["LearningRate", "Constant", "Polynomial", "Harmonic", "Custom", "OutsideTheoryWarning", "PARAMETER_RANGE"]
 

@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
-
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
 __all__ = ["Spectrum", "eigendecomposition", "isotropic_target", "power_law_target"]
 

@@ -26,13 +26,13 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize
 
 from privdyn import _check
 from privdyn.schedules import Harmonic, OutsideTheoryWarning, Polynomial
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
 
     from privdyn.spectra import Spectrum
 
