@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from typing import Any, cast, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.data.real import ArrayDataset
@@ -227,7 +228,7 @@ def _noise_std(big_c: float | np.ndarray, sigma: np.ndarray) -> np.ndarray:
 # the private algorithm on one dataset
 
 
-def dpgd(features: Any, labels: Any, *, clip: float, learning_rate: LearningRate, rho: float,
+def dpgd(features: ArrayLike, labels: ArrayLike, *, clip: float, learning_rate: LearningRate, rho: float,
          rng: np.random.Generator) -> np.ndarray:
     """Algorithm 1 of arXiv 2505.16329v2 on one dataset, in the given order: returns the private θ_n.
 
@@ -381,7 +382,7 @@ def _draw(streams: list[np.random.Generator], shape: tuple[int, int]) -> np.ndar
 
 def simulate_dpgd(*, data: SyntheticDesign | ArrayDataset, rows: Sequence[DPGDHyperparameters] | DPGDHyperparameters,
                   num_runs: int, seed: int, unit_key: str = "", n: int | None = None,
-                  aspect_ratio: float | None = None, first_run: int = 0, record_times: Any = (),
+                  aspect_ratio: float | None = None, first_run: int = 0, record_times: ArrayLike = (),
                   num_steps: int | None = None, return_final_iterates: bool = False) -> DPGDSimulation:
     """Simulate Algorithm 1 of arXiv 2505.16329v2 for R hyper-parameter rows × ``num_runs`` runs at once.
 

@@ -52,6 +52,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn._deprecation import renamed_arguments
@@ -140,7 +141,7 @@ class NoisySGDSimulation:
 
 
 @renamed_arguments(dim="d")
-def sgd_step_sizes(num_steps: int, d: int, *, step_size: Any = None,
+def sgd_step_sizes(num_steps: int, d: int, *, step_size: ArrayLike | None = None,
                    learning_rate: LearningRate | None = None) -> np.ndarray:
     """The steps η_0..η_{n−1}: a constant or per-step ``step_size``, or η_k = γ(k/d)/d from a ``learning_rate``
     profile γ (the paper's scaling, Section 1: t = k/d). Exactly one of the two. Shape (num_steps,).
@@ -350,7 +351,8 @@ def _risk_functions(data: Any, ridge: float) -> Callable[[np.ndarray], tuple[np.
     return both
 
 
-def noisy_sgd(features: Any, labels: Any, *, x0: Any, ridge: float, rng: np.random.Generator, step_size: Any = None,
+def noisy_sgd(features: ArrayLike, labels: ArrayLike, *, x0: ArrayLike, ridge: float, rng: np.random.Generator,
+              step_size: ArrayLike | None = None,
               learning_rate: LearningRate | None = None, noise_std: float | None = None,
               noise_multiplier: float | None = None, clip: float | None = None,
               clip_convention: str = "full_gradient") -> np.ndarray:
@@ -422,13 +424,14 @@ class _SGDSource:
         return features.reshape(runs * size, self.d), labels.reshape(runs * size), index, noise
 
 
-def simulate_noisy_sgd(*, data: UniformDesign | SyntheticDesign, x0: Any, ridge: float, num_steps: int,
-                       num_runs: int, seed: int, unit_key: str = "", first_run: int = 0, step_size: Any = None,
+def simulate_noisy_sgd(*, data: UniformDesign | SyntheticDesign, x0: ArrayLike, ridge: float, num_steps: int,
+                       num_runs: int, seed: int, unit_key: str = "", first_run: int = 0,
+                       step_size: ArrayLike | None = None,
                        learning_rate: LearningRate | None = None, noise_std: float | None = None,
                        noise_multiplier: float | None = None, clip: float | None = None,
-                       clip_convention: str = "full_gradient", dataset: tuple[Any, Any] | None = None,
-                       shuffle: bool = False, init_variance: float = 0.0, record_steps: Any = (),
-                       iterate_steps: Any = ()) -> NoisySGDSimulation:
+                       clip_convention: str = "full_gradient", dataset: tuple[ArrayLike, ArrayLike] | None = None,
+                       shuffle: bool = False, init_variance: float = 0.0, record_steps: ArrayLike = (),
+                       iterate_steps: ArrayLike = ()) -> NoisySGDSimulation:
     """Simulate ``num_runs`` independent runs of one-pass noisy SGD (Algorithm 1 of the paper) at once.
 
     Each run is exactly :func:`noisy_sgd` on that run's samples and noise vectors (module docstring), advanced by a
@@ -584,7 +587,8 @@ def _linearized_risk(population_risk: Any, grid: np.ndarray) -> np.ndarray:
 
 def simulate_hsgd(problem: HSGDProblem, *, horizon: float, num_runs: int, seed: int, unit_key: str = "",
                   first_run: int = 0, time_step: float | None = None, linearized: bool = False,
-                  population_risk: Any = None, record_steps: Any = (), iterate_steps: Any = ()) -> NoisySGDSimulation:
+                  population_risk: ArrayLike | None = None, record_steps: ArrayLike = (),
+                  iterate_steps: ArrayLike = ()) -> NoisySGDSimulation:
     """Simulate noisy HSGD (1), or linearized HSGD (9), by Euler–Maruyama in the eigenbasis of Σ (module docstring).
 
     Args:

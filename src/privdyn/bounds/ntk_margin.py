@@ -35,6 +35,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 
@@ -72,7 +73,7 @@ class NtkMargin:
         _check.record(self)
 
 
-def gram_from_features(features: Any) -> np.ndarray:
+def gram_from_features(features: ArrayLike) -> np.ndarray:
     """``K = F F'`` for per-example gradients stacked as the rows of ``features`` (shape ``(n, D)``).
 
     The Gram matrix of the NTK features of Assumption 3.3 (Wang et al., arXiv 2605.12648v1).
@@ -84,7 +85,7 @@ def gram_from_features(features: Any) -> np.ndarray:
     return f @ f.T
 
 
-def gram_from_rank_one_factors(left: Any, right: Any, *, scale: float = 1.0) -> np.ndarray:
+def gram_from_rank_one_factors(left: ArrayLike, right: ArrayLike, *, scale: float = 1.0) -> np.ndarray:
     """The Gram matrix of rank-1 per-example gradients ``g_i = scale * left_i ⊗ right_i``.
 
     ``<g_i, g_j> = scale^2 <left_i, left_j> <right_i, right_j>``; for the kan paper's KAN (Lemma B.6),
@@ -153,7 +154,7 @@ def _affine_minimizer(q_active: np.ndarray) -> np.ndarray:
     return mu
 
 
-def ntk_margin(gram: Any, labels: Any = None, *, atol: float = 1e-12, rtol: float = 1e-9,
+def ntk_margin(gram: ArrayLike, labels: ArrayLike | None = None, *, atol: float = 1e-12, rtol: float = 1e-9,
                max_iter: int = 100_000) -> NtkMargin:
     """gamma*: the distance from 0 to the convex hull of the label-signed NTK features, with a certified bracket.
 

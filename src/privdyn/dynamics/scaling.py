@@ -25,6 +25,7 @@ import warnings
 from typing import Any, NamedTuple, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from privdyn import _check
@@ -204,7 +205,7 @@ def scaling_exponent(*, power_law_exponent: float, target_exponent: float, sched
     return -2.0 * (1.0 - b) / (2.0 - psi), 2.0 * kappa1 * (1.0 - b) / (2.0 - psi)
 
 
-def exponent_terms(a: Any, *, power_law_exponent: float, target_exponent: float, schedule_exponent: float,
+def exponent_terms(a: ArrayLike, *, power_law_exponent: float, target_exponent: float, schedule_exponent: float,
                    privacy_exponent: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The three exponents e1, e2, e3 of Lemma E.4 / (E.42), (E.49) as functions of a (Figures 10-13).
 
@@ -277,7 +278,7 @@ def limiting_scaling_exponent(*, power_law_exponent: float, target_exponent: flo
     return min(1.0, 2.0 * (2.0 - phi - psi) * (1.0 - b) / (2.0 - psi))
 
 
-def log_correction(a: Any, *, aspect_ratio: Any) -> Any:
+def log_correction(a: ArrayLike, *, aspect_ratio: ArrayLike) -> np.float64 | np.ndarray:
     """The o(1) term ln(a ln γ)/ln γ of h in (6.6) / (E.39) at the equality φ(α+1) = 2 (arXiv 2505.16329).
 
     **Exponent correction** (exact as an identity): γ^{h + correction} = γ^h · ln v with v = γ^a, the log
@@ -316,8 +317,8 @@ def _spectrum_bounds(lambda_min: Any, lambda_max: Any) -> tuple[np.ndarray, np.n
     return lo, hi
 
 
-def polynomial_rate(*, aspect_ratio: Any, rho: Any, schedule_exponent: float, lambda_min: Any = 1.0,
-                    lambda_max: Any = 1.0) -> Any:
+def polynomial_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike, schedule_exponent: float, lambda_min: ArrayLike = 1.0,
+                    lambda_max: ArrayLike = 1.0) -> np.float64 | np.ndarray:
     """Upper-bound rate of the tuned polynomial schedule η̃(t) = η̃(0)(1 − t)^α (arXiv 2505.16329).
 
     **Rate** (constants dropped), with L = ln(1/γ):
@@ -361,7 +362,7 @@ def polynomial_rate(*, aspect_ratio: Any, rho: Any, schedule_exponent: float, la
     return _result(np.asarray(hi / lo**2 * first + second / lo**2))
 
 
-def loglog_rate(*, aspect_ratio: Any, rho: Any) -> Any:
+def loglog_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike) -> np.float64 | np.ndarray:
     """Rate (5.17) of arXiv 2505.16329: γ ln ln(1/γ) + (γ²/ρ²)(ln ln(1/γ))².
 
     **Rate** (constants dropped): Proposition 5.2 with α = ln ln(1/γ) (proof (D.99): the (5.16) expression is at
@@ -372,7 +373,8 @@ def loglog_rate(*, aspect_ratio: Any, rho: Any) -> Any:
     return _result(np.asarray(gamma * ll + gamma**2 / r**2 * ll**2))
 
 
-def harmonic_rate(*, aspect_ratio: Any, rho: Any, lambda_min: Any = 1.0, lambda_max: Any = 1.0) -> Any:
+def harmonic_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike, lambda_min: ArrayLike = 1.0,
+                  lambda_max: ArrayLike = 1.0) -> np.float64 | np.ndarray:
     """Rate of the harmonic schedule, Theorem 2 (arXiv 2505.16329, (5.19) and general form (D.106)).
 
     **Rate** (constants dropped): (λ_max/λ_min⁴) γ + (1/λ_min⁴) γ²/ρ², an upper bound reached by the construction
@@ -390,7 +392,7 @@ def harmonic_rate(*, aspect_ratio: Any, rho: Any, lambda_min: Any = 1.0, lambda_
     return _result(rate)
 
 
-def large_clip_rate(*, aspect_ratio: Any, rho: Any, clip: Any) -> Any:
+def large_clip_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike, clip: ArrayLike) -> np.float64 | np.ndarray:
     """Lower-bound rate (5.12) of arXiv 2505.16329: γ + max(1, c²) γ²/ρ² (the large-clipping penalty).
 
     **Rate** (constants and poly-log factors dropped: an Ω̃ statement). For α ∈ {0, ½}, if in addition
@@ -450,7 +452,8 @@ def theorem2_parameters(*, initial_risk: float, label_noise: float, lambda_min: 
     return scale, offset, clip
 
 
-def minimax_lower_bound(*, d: Any, n: Any, rho: Any, label_noise: Any, lambda_min: Any, lambda_max: Any) -> Any:
+def minimax_lower_bound(*, d: ArrayLike, n: ArrayLike, rho: ArrayLike, label_noise: ArrayLike, lambda_min: ArrayLike,
+                        lambda_max: ArrayLike) -> np.float64 | np.ndarray:
     """Minimax lower-bound curve of Theorem 3 with the explicit constants of its proof (arXiv 2505.16329, App. D.4).
 
     **Lower bound** (label ``lower_bound``; never a privacy guarantee):
@@ -530,7 +533,7 @@ def _log_scaled_upper_gamma(s: Any, x: Any) -> np.ndarray:
     return out
 
 
-def generalized_exponential_integral(beta: Any, x: Any) -> Any:
+def generalized_exponential_integral(beta: ArrayLike, x: ArrayLike) -> np.float64 | np.ndarray:
     """E_β(x) = ∫₁^∞ e^{−xt} t^{−β} dt = x^{β−1} Γ(1 − β, x) for β < 1 (Lemma D.2 of arXiv 2505.16329, (D.9)).
 
     **Exact.** Evaluated in log space through e^x Γ(1 − β, x) (scipy's regularized incomplete gamma for
@@ -568,8 +571,8 @@ def _surrogate_times(t: Any, *, upper: float | None) -> np.ndarray:
     return ts
 
 
-def polynomial_surrogate_risk(t: Any, *, a: float, b1: float, b2: float, schedule_exponent: float,
-                              initial_risk: float) -> Any:
+def polynomial_surrogate_risk(t: ArrayLike, *, a: float, b1: float, b2: float, schedule_exponent: float,
+                              initial_risk: float) -> np.float64 | np.ndarray:
     """Exact solution (D.89) of the polynomial-schedule surrogate ODE (D.83) of arXiv 2505.16329.
 
     **Exact** solution of dR/dt = −a(1−t)^α R + b1 (1−t)^{2α} + b2 (1−t)^{2α−1}, R(0) = ``initial_risk``.
@@ -630,7 +633,8 @@ def polynomial_surrogate_risk(t: Any, *, a: float, b1: float, b2: float, schedul
     return _result(np.asarray(risk))
 
 
-def constant_noise_surrogate_risk(t: Any, *, a: float, b1: float, b2: float, initial_risk: float) -> Any:
+def constant_noise_surrogate_risk(t: ArrayLike, *, a: float, b1: float, b2: float,
+                                  initial_risk: float) -> np.float64 | np.ndarray:
     """Exact solution (D.54) of the α = ½ surrogate dR = −a√(1−t) R + b1 (1−t) + b2 (arXiv 2505.16329).
 
     **Exact.** The special case α = ½ of :func:`polynomial_surrogate_risk` (D.89): (D.54) with E_{−1/3} and E_{1/3}.
@@ -647,8 +651,8 @@ def _shifted_decay(x: Any, log_ratio: np.ndarray) -> np.ndarray:
     return -np.expm1(-x * log_ratio) / x
 
 
-def harmonic_surrogate_risk(t: Any, *, a: float, b1: float, b2: float, harmonic_scale: float,
-                            harmonic_offset: float, initial_risk: float) -> Any:
+def harmonic_surrogate_risk(t: ArrayLike, *, a: float, b1: float, b2: float, harmonic_scale: float,
+                            harmonic_offset: float, initial_risk: float) -> np.float64 | np.ndarray:
     """Exact solution of Lemma D.5's ODE for η̃(t) = β/(t + τ) (arXiv 2505.16329, (D.100)-(D.101)).
 
     **Exact** solution of dR/dt = −a η̃ R + b1 η̃² − b2 dη̃²/dt, R(0) = ``initial_risk``. With k = aβ and
@@ -686,8 +690,8 @@ def harmonic_surrogate_risk(t: Any, *, a: float, b1: float, b2: float, harmonic_
     return _result(np.asarray(risk))
 
 
-def output_perturbation_surrogate_risk(*, initial_risk: Any, initial_learning_rate: Any, clip: Any,
-                                       aspect_ratio: Any, rho: Any) -> Any:
+def output_perturbation_surrogate_risk(*, initial_risk: ArrayLike, initial_learning_rate: ArrayLike, clip: ArrayLike,
+                                       aspect_ratio: ArrayLike, rho: ArrayLike) -> np.float64 | np.ndarray:
     """Surrogate final private risk of output perturbation (α = 0), (5.7)-(5.8) of arXiv 2505.16329.
 
     **Exact** for the surrogate: with v = η̃(0)c, (5.7) dR = −vR dt + v²γ dt has R(1) = (R(0) − γv)e^{−v} + γv, and

@@ -51,7 +51,7 @@ _EXPECTED_FAILED_CHECKS = {
 }
 
 
-def expected_failed_checks(estimator: Any = None) -> dict[str, str]:
+def expected_failed_checks(estimator: object = None) -> dict[str, str]:
     """The checks of ``sklearn.utils.estimator_checks`` that cannot apply to a private regressor, with the reason.
 
     Pass it as ``check_estimator(estimator, expected_failed_checks=expected_failed_checks(estimator))``.

@@ -4,9 +4,9 @@ the renewal-theorem limits, the isotropic closed form."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.dynamics.hsgd.volterra import _times
@@ -72,7 +72,7 @@ def _phi1_integral(rate_a: float, rate_b: np.ndarray | float, t: np.ndarray) -> 
     return t * np.exp(-low * t) * phi
 
 
-def isotropic_risk(problem: HSGDProblem, times: Any) -> RiskCurve:
+def isotropic_risk(problem: HSGDProblem, times: ArrayLike) -> RiskCurve:
     """Closed-form P_t, R_t for Σ = λI and a constant learning rate γ (derived; the paper states that it exists).
 
     The total variance S(t) = Σ_j V_jj(t) solves S' = −ρS + γ²(2λF_P(t) + σ²), ρ = 2γa − γ²λ², S(0) = d·V(0), and

@@ -7,6 +7,7 @@ import functools
 from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.hsgd_problem import HSGDProblem, RiskCurve, _frozen, _GroupMoments
@@ -241,7 +242,7 @@ def _romberg(levels: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray | None]:
     return table[-1], np.abs(table[-1] - previous_diagonal)
 
 
-def volterra_risk(problem: HSGDProblem, times: Any, *, max_step: float, refinements: int,
+def volterra_risk(problem: HSGDProblem, times: ArrayLike, *, max_step: float, refinements: int,
                   with_variance: bool = False) -> RiskCurve:
     """P_t and R_t from the Volterra equations (6)-(7) of Theorem 4.2, in O(N·m) per grid.
 
@@ -299,7 +300,7 @@ def volterra_risk(problem: HSGDProblem, times: Any, *, max_step: float, refineme
                      num_steps=num_steps, refinements=int(refinements))
 
 
-def volterra_dense_reference(problem: HSGDProblem, times: Any, *, max_step: float,
+def volterra_dense_reference(problem: HSGDProblem, times: ArrayLike, *, max_step: float,
                              with_variance: bool = False) -> RiskCurve:
     """The product-trapezoid solution of (6)-(7) evaluated densely: a slow reference for tests and benchmarks.
 

@@ -9,6 +9,7 @@ import weakref
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.dynamics import hsgd as hsgd_dynamics
@@ -94,7 +95,7 @@ class NeighboringPairs:
         return int(self.features.shape[1])
 
     @classmethod
-    def single(cls, feature: Any, label: float, other_feature: Any, other_label: float) -> NeighboringPairs:
+    def single(cls, feature: ArrayLike, label: float, other_feature: ArrayLike, other_label: float) -> NeighboringPairs:
         """One pair ((a, b), (a', b'))."""
         return cls(features=np.asarray(feature, dtype=float)[None, :], labels=np.asarray([label], dtype=float),
                    other_features=np.asarray(other_feature, dtype=float)[None, :],
@@ -134,8 +135,8 @@ def _top_k(scores_fn: Any, n: int, num_pairs: int, symmetric: bool) -> tuple[np.
     return best_index[order], np.sqrt(np.maximum(best_score[order], 0.0))
 
 
-def select_pairs(features: Any, labels: Any, *, ridge: float, num_pairs: int, gap: str = "proxy",
-                 mean: Any = None) -> NeighboringPairs:
+def select_pairs(features: ArrayLike, labels: ArrayLike, *, ridge: float, num_pairs: int, gap: str = "proxy",
+                 mean: ArrayLike | None = None) -> NeighboringPairs:
     """The ``num_pairs`` pairs of records of a dataset with the largest gradient gap (Section 5 of the paper).
 
     * ``gap="proxy"`` — the paper's score ‖g(θ)‖₂ with g(θ) = (b a − b' a') − (a aᵀ − a' a'ᵀ + δI)1_d over all n(n − 1)
