@@ -11,9 +11,14 @@ calibration of the steps it runs.
   user writes it: each run's data and noise streams are drawn once for all steps (one call per stream, the same
   numbers as step-by-step draws), shared by the 50 rows, and each step updates the (rows, runs, d) array of iterates
   with a handful of whole-array operations. Only the loop over steps stays in Python: step k needs theta_{k-1}.
-  Target 5x. What bounds it: both sides must draw the same 10 x 500 x (2d + 1) ~ 1.0e6 Philox normals (the
-  streams fix the numbers); in a profile of the candidate the draws and their stacking take about a third of the
-  candidate's time and about a quarter of the reference's, so even a free kernel would stay below ~4x.
+  Target 5x, not met. What bounds it: both sides must draw the same 10 x 500 x (2d + 1) ~ 1.0e6 Philox normals
+  (the keyed streams fix the numbers, and NumPy's Philox + ziggurat is already compiled code). Measured side by
+  side in CPU time (9 alternated repeats, shared machine): the reference takes 7.3x (7.1-10.0) the time of these
+  draws alone, so the ratio cannot exceed ~7x even with everything else free. The rest of the candidate is not
+  free: forming x_k and y_k exactly as ``SyntheticDesign.from_normals`` does (the labels' dot products fix the
+  bits), the rows' schedules, and the kernel, about 0.75 ns per trial-step and coordinate (a scalar 4-lane dot
+  product, whose summation order fixes every trial's numbers, then a vectorized update). With the draws about
+  35% and the kernel about 40% of the candidate, the ratio measured 2.7x (2.2-3.7) in CPU time.
 * ``dpgd-simulator-naive``: the naive path, labelled so: one trial at a time, one step at a time, numpy on
   d-vectors, re-drawing the shared streams for each row. It documents what the batched simulator saves a user who
   writes the algorithm as printed.

@@ -2,7 +2,7 @@
 
 * candidate: ``privdyn.plan.dpgd`` on a power-law spectrum of 10^3 eigenvalues (d = 1000, φ = 0.5, n = 20,000,
   ‖θ*‖ = 1, ζ = 0.5, ε = 2, δ = 1e-5), every schedule family (constant; polynomial α = ½, 1, 2; harmonic): the ODE
-  search (about 42 solves; its distance to an exhaustive search is checked in ``tests/plan/test_plan_search.py``),
+  search (about 40 solves; its distance to an exhaustive search is checked in ``tests/plan/test_plan_search.py``),
   the final solve and risk curve, and the privacy statement;
 * reference: the simulation grid a user would otherwise run for ONE schedule family: 12 × 12 cells over
   (clip, initial learning rate) × 20 runs of Algorithm 1 at d = 500, n = 20,000.

@@ -34,6 +34,8 @@ autodoc_default_options = {"members": True, "imported-members": True, "undoc-mem
 if importlib.util.find_spec("torch") is None:
     autodoc_mock_imports = ["torch", "opacus"]
 autodoc_typehints = "description"
+# Array-like parameters read "ArrayLike" (numpy.typing.ArrayLike), not the union it stands for.
+autodoc_type_aliases = {"ArrayLike": "numpy.typing.ArrayLike"}
 autodoc_typehints_format = "short"
 autoclass_content = "class"
 napoleon_google_docstring = True

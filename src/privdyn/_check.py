@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import reprlib
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,15 @@ __all__ = [
     "generator",
     "at_most",
     "representable",
+    "real_array",
+    "instance",
+    "broadcastable",
+    "record",
 ]
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 40
+_SHORT.maxlevel = 2
 
 
 def _show(value: Any) -> str:
@@ -42,11 +51,18 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
+def _short(value: Any) -> str:
+    """A repr of ``value`` short enough for one line of an error message."""
+    if isinstance(value, np.ndarray | np.generic):
+        return _show(value)
+    return _SHORT.repr(value)
+
+
 def _reject_text(name: str, value: Any) -> None:
     """Strings are not numbers, even when NumPy would parse them ('1.0' would otherwise pass as 1.0); nor are complex
     numbers real ones (NumPy would drop the imaginary part with only a warning)."""
     if isinstance(value, str | bytes) or (isinstance(value, np.ndarray) and value.dtype.kind in "SU"):
-        raise TypeError(f"{name} must be a real number, not text; got {name}={value!r}.")
+        raise TypeError(f"{name} must be a real number, not text; got {name}={_short(value)}.")
     if isinstance(value, complex | np.complexfloating) or (isinstance(value, np.ndarray) and value.dtype.kind == "c"):
         raise TypeError(f"{name} must be real, not complex; got {name}={_show(value)}.")
 
@@ -55,11 +71,34 @@ def _as_float_array(name: str, value: Any) -> np.ndarray:
     if isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be a real number; got {name}={value!r} (a bool).")
     _reject_text(name, value)
+    if value is None or (isinstance(value, np.ndarray) and value.dtype.kind not in "biufO"):
+        raise TypeError(f"{name} must be a real number or an array of real numbers; got {name}={_short(value)}.")
     try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number or an array of real numbers; got {name}={value!r}.") from None
+        raw = np.asarray(value)
+        _reject_text(name, raw)  # also text or complex numbers inside a list
+        arr = raw.astype(float)
+    except (TypeError, ValueError, OverflowError):  # a ragged list, an object, an int too large
+        raise TypeError(f"{name} must be a real number or a (rectangular) array of real numbers; "
+                        f"got {name}={_short(value)}.") from None
     return arr
+
+
+def real_array(**named: Any) -> np.ndarray:
+    """The one value given, converted to a float array; a ``TypeError`` naming the parameter if it is not numeric.
+
+    Use it where a public function turns an argument into numbers (instead of ``np.asarray(x, dtype=float)``, whose
+    errors -- "could not convert string to float", an inhomogeneous shape -- name no parameter, and which turns
+    ``None`` into NaN and drops the imaginary part of a complex number)::
+
+        features = check.real_array(features=features)
+
+    Text (also inside a list), complex numbers, ``None``, objects and ragged nested lists are refused; bools inside
+    an array count as 0 and 1 (a boolean mask is data), a bare bool is refused.
+    """
+    if len(named) != 1:
+        raise TypeError(f"real_array takes exactly one keyword argument; got {len(named)}.")
+    ((name, value),) = named.items()
+    return _as_float_array(name, value)
 
 
 def _first_bad(value: Any, bad: np.ndarray) -> Any:
@@ -135,11 +174,13 @@ def integer(minimum: int | None = None, **named: Any) -> None:
         if isinstance(value, numbers.Integral):
             arr = np.asarray(int(value))
         else:
-            arr = np.asarray(value)
+            try:
+                arr = np.asarray(value)
+            except ValueError:  # a ragged nested list
+                raise TypeError(f"{name} must be an integer; got {name}={_short(value)}.") from None
             if arr.dtype.kind not in "iu":
-                if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)) and arr.ndim:
-                    arr = arr.astype(np.int64)
-                else:
+                integral = arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
+                if not (integral and arr.ndim):
                     raise TypeError(f"{name} must be an integer; got {name}={_show(value)}.")
         if minimum is not None:
             bad = ~(arr >= minimum)
@@ -173,9 +214,65 @@ def representable(result: Any, what: str, **named: Any) -> None:
 def one_of(allowed: tuple[Any, ...], **named: Any) -> None:
     """Every value is one of ``allowed``."""
     for name, value in named.items():
-        if value not in allowed:
+        try:
+            known = value in allowed
+        except (TypeError, ValueError):  # an array: its truth value is ambiguous
+            known = False
+        if not known:
             choices = ", ".join(repr(a) for a in allowed)
-            raise ValueError(f"{name} must be one of {choices}; got {name}={value!r}.")
+            raise ValueError(f"{name} must be one of {choices}; got {name}={_short(value)}.")
+
+
+def _real_numbers(value: Any, depth: int = 0) -> np.ndarray:
+    """The real numbers held by a record field: a number, a numeric array, or a (nested) list/tuple of them."""
+    if isinstance(value, bool | np.bool_) or depth > 2:
+        return np.empty(0)
+    if isinstance(value, numbers.Real):
+        return np.asarray([float(value)])
+    if isinstance(value, np.ndarray):
+        return value.astype(float, copy=False).ravel() if value.dtype.kind in "fiu" else np.empty(0)
+    if isinstance(value, list | tuple):
+        parts = [_real_numbers(v, depth + 1) for v in value]
+        return np.concatenate(parts) if parts else np.empty(0)
+    return np.empty(0)
+
+
+def record(instance: Any, *, infinite: tuple[str, ...] = ()) -> None:
+    """No number held by the dataclass ``instance`` is NaN, and none is infinite except in the fields ``infinite``
+    (whose documentation says when they are); call it from ``__post_init__``, so a record never carries a silent NaN
+    or an undocumented ``inf`` (``ValueError`` naming the field otherwise)."""
+    import dataclasses
+
+    for field in dataclasses.fields(instance):
+        value = getattr(instance, field.name)
+        held = _real_numbers(value)
+        if np.any(np.isnan(held)):
+            raise ValueError(f"{field.name} must not be NaN; got {field.name}={_short(value)}.")
+        if field.name not in infinite and np.any(np.isinf(held)):
+            raise ValueError(f"{field.name} must be finite; got {field.name}={_short(value)}.")
+
+
+def broadcastable(**named: Any) -> None:
+    """The values' shapes broadcast together (``ValueError`` naming them and their shapes otherwise)."""
+    for name, value in named.items():
+        _as_float_array(name, value)  # numbers in a rectangular array (np.shape fails on a ragged list)
+    shapes = {name: np.shape(value) for name, value in named.items()}
+    try:
+        np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        shown = ", ".join(f"{name} {shape}" for name, shape in shapes.items())
+        raise ValueError(f"{', '.join(named)} must have shapes that broadcast together; got {shown}.") from None
+
+
+def instance(kind: type | tuple[type, ...], **named: Any) -> None:
+    """Each value is an instance of ``kind`` (``TypeError`` naming the parameter otherwise): for arguments that are
+    objects of the library (a problem, a spectrum, a law, a strategy), so a wrong one fails here and not as an
+    ``AttributeError`` deep inside the computation."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    wanted = " or ".join(k.__name__ for k in kinds)
+    for name, value in named.items():
+        if not isinstance(value, kinds):
+            raise TypeError(f"{name} must be a {wanted}; got {name}={_short(value)} (a {type(value).__name__}).")
 
 
 def generator(**named: Any) -> None:
@@ -196,9 +293,11 @@ def scalar(**named: Any) -> None:
         if isinstance(value, bool | np.bool_):
             raise TypeError(f"{name} must be a real scalar; got {name}={value!r} (a bool).")
         _reject_text(name, value)
+        if value is None:
+            raise TypeError(f"{name} must be a real scalar; got {name}=None.")
         try:
             arr = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} must be a real scalar; got {name}={value!r}.") from None
+        except (TypeError, ValueError, OverflowError):
+            raise TypeError(f"{name} must be a real scalar; got {name}={_short(value)}.") from None
         if arr.ndim != 0:
             raise TypeError(f"{name} must be a real scalar; got {name}={_show(arr)} (shape {arr.shape}).")

@@ -276,14 +276,16 @@ def reproduce_command(
 
 @app.command("report")
 def report_command(
-    directory: Annotated[Path, typer.Argument(help="An output folder of `privdyn run` or `privdyn reproduce`.")]
-    = DEFAULT_OUT_DIR,
+    directory: Annotated[str, typer.Argument(help="An output folder of `privdyn run` or `privdyn reproduce`.")]
+    = str(DEFAULT_OUT_DIR),
 ) -> None:
     """Write DIR/report.html: one static page (open it from disk) with every figure, check and failed claim."""
     from privdyn.report import ReportError, write_report
 
+    if not directory.strip():
+        raise _Usage("DIR must name a folder; got an empty string (use . for the current folder).")
     try:
-        path = write_report(directory)
+        path = write_report(Path(directory))
     except ReportError as exc:
         raise _Usage(str(exc)) from None
     typer.echo(f"report: {path}")

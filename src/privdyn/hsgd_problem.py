@@ -8,6 +8,7 @@ import enum
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.schedules import Constant, LearningRate
@@ -142,10 +143,10 @@ class HSGDProblem:
     # --- constructors -------------------------------------------------------------------------------------------
 
     @classmethod
-    def from_coordinates(cls, spectrum: Spectrum, *, target: Any, x0: Any = None, learning_rate: LearningRate,
-                         ridge: float, noise_std: float, label_noise: float = 0.0,
+    def from_coordinates(cls, spectrum: Spectrum, *, target: ArrayLike, x0: ArrayLike | None = None,
+                         learning_rate: LearningRate, ridge: float, noise_std: float, label_noise: float = 0.0,
                          x0_policy: X0Policy | str = X0Policy.FIXED, init_variance: float = 1.0,
-                         eigenvectors: Any = None) -> HSGDProblem:
+                         eigenvectors: np.ndarray | None = None) -> HSGDProblem:
         """A problem from eigen-coordinates (d,) of x̃ (``target``) and x_0, in the direction order of the spectrum.
 
         ``x0`` is required for ``fixed`` and ``random_public`` (the realized x_0); for ``random_secret`` it is the
@@ -172,8 +173,8 @@ class HSGDProblem:
                    eigenvectors=eigenvectors)
 
     @classmethod
-    def from_covariance(cls, covariance: Any, *, target: Any, x0: Any = None, learning_rate: LearningRate,
-                        ridge: float, noise_std: float, label_noise: float = 0.0,
+    def from_covariance(cls, covariance: ArrayLike, *, target: ArrayLike, x0: ArrayLike | None = None,
+                        learning_rate: LearningRate, ridge: float, noise_std: float, label_noise: float = 0.0,
                         x0_policy: X0Policy | str = X0Policy.FIXED, init_variance: float = 1.0,
                         rtol: float = 1e-10) -> HSGDProblem:
         """A problem from the second-moment matrix Σ (d, d) and x̃, x_0 (d,) in the original basis.
@@ -194,8 +195,9 @@ class HSGDProblem:
                                     init_variance=init_variance, eigenvectors=vectors)
 
     @classmethod
-    def from_group_moments(cls, spectrum: Spectrum, *, x0_sq: Any, x0_dot_target: Any, target_sq: Any,
-                           learning_rate: LearningRate, ridge: float, noise_std: float, label_noise: float = 0.0,
+    def from_group_moments(cls, spectrum: Spectrum, *, x0_sq: np.ndarray, x0_dot_target: np.ndarray,
+                           target_sq: np.ndarray, learning_rate: LearningRate, ridge: float, noise_std: float,
+                           label_noise: float = 0.0,
                            x0_policy: X0Policy | str = X0Policy.FIXED, init_variance: float = 1.0) -> HSGDProblem:
         """A problem from the per-group sums (m,) only: risks and variances, but no per-direction mean."""
         return cls(spectrum=spectrum, learning_rate=learning_rate, ridge=ridge, noise_std=noise_std, x0_sq=x0_sq,
@@ -285,6 +287,9 @@ class RiskCurve:
     num_steps: int = 0
     refinements: int = 0
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class RiskLimit:
@@ -302,6 +307,9 @@ class RiskLimit:
     kernel_mass: float
     group_variance: np.ndarray
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 # ----------------------------------------------------------------------------------------------------------------
 # Constant learning rate: stability, long-time limit, isotropic closed form
@@ -309,6 +317,7 @@ class RiskLimit:
 
 
 def _constant_rate(problem: HSGDProblem, what: str) -> float:
+    _check.instance(HSGDProblem, problem=problem)
     if not isinstance(problem.learning_rate, Constant):
         raise ValueError(f"{what} needs a constant learning_rate (schedules.Constant); got "
                          f"{type(problem.learning_rate).__name__}.")

@@ -25,7 +25,6 @@ from __future__ import annotations
 import abc
 import dataclasses
 import hashlib
-from typing import Any
 
 import numpy as np
 
@@ -304,7 +303,7 @@ def step_normals(seed: int, unit_key: str = "", *, run: int = 0) -> StepNormals:
     return StepNormals.from_counter_stream(counter_stream(seed, unit_key, purpose="noise"), run)
 
 
-def as_step_normals(source: Any) -> StepNormals:
+def as_step_normals(source: StepNormals | CounterStream) -> StepNormals:
     """``source`` as :class:`StepNormals` (a :class:`CounterStream` gives its run 0; ``TypeError`` otherwise)."""
     if isinstance(source, StepNormals):
         return source

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 
@@ -44,14 +45,14 @@ class LearningRate(abc.ABC):
     """A learning-rate profile t ↦ η̃(t) for t ≥ 0 (vectorized over t)."""
 
     @abc.abstractmethod
-    def value(self, t: Any) -> np.ndarray:
+    def value(self, t: ArrayLike) -> np.ndarray:
         """η̃(t)."""
 
     @abc.abstractmethod
-    def squared_derivative(self, t: Any) -> np.ndarray:
+    def squared_derivative(self, t: ArrayLike) -> np.ndarray:
         """d(η̃²)/dt at t (≤ 0 for a non-increasing profile; its negative is ρ²σ̃² in the dpgd paper)."""
 
-    def integral(self, t: Any) -> np.ndarray:
+    def integral(self, t: ArrayLike) -> np.ndarray:
         """∫₀ᵗ η̃(s) ds (adaptive quadrature unless a subclass has a closed form)."""
         ts = np.asarray(t, dtype=float)
         from scipy import integrate  # imported on use: importing the schedules stays cheap
@@ -87,13 +88,13 @@ class Constant(LearningRate):
     def __post_init__(self) -> None:
         _scales(initial_learning_rate=self.initial_learning_rate)
 
-    def value(self, t: Any) -> np.ndarray:
+    def value(self, t: ArrayLike) -> np.ndarray:
         return np.full_like(_times(t), self.initial_learning_rate, dtype=float)
 
-    def squared_derivative(self, t: Any) -> np.ndarray:
+    def squared_derivative(self, t: ArrayLike) -> np.ndarray:
         return np.zeros_like(_times(t), dtype=float)
 
-    def integral(self, t: Any) -> np.ndarray:
+    def integral(self, t: ArrayLike) -> np.ndarray:
         return self.initial_learning_rate * _times(t)
 
 
@@ -128,10 +129,10 @@ class Polynomial(LearningRate):
             raise ValueError(f"t must be in [0, 1] for a polynomial schedule; got t={t!r}.")
         return 1.0 - ts
 
-    def value(self, t: Any) -> np.ndarray:
+    def value(self, t: ArrayLike) -> np.ndarray:
         return self.initial_learning_rate * self._remaining(t) ** self.schedule_exponent
 
-    def squared_derivative(self, t: Any) -> np.ndarray:
+    def squared_derivative(self, t: ArrayLike) -> np.ndarray:
         a, eta0 = self.schedule_exponent, self.initial_learning_rate
         u = self._remaining(t)
         if a == 0:
@@ -139,7 +140,7 @@ class Polynomial(LearningRate):
         with np.errstate(divide="ignore"):
             return -2.0 * a * eta0**2 * u ** (2 * a - 1)
 
-    def integral(self, t: Any) -> np.ndarray:
+    def integral(self, t: ArrayLike) -> np.ndarray:
         """η̃(0)(1 − (1 − t)^(α+1))/(α + 1), as −expm1((α + 1) log1p(−t)) to keep its relative precision at small t."""
         a = self.schedule_exponent
         ts = _times(t)
@@ -162,13 +163,13 @@ class Harmonic(LearningRate):
     def __post_init__(self) -> None:
         _scales(harmonic_scale=self.harmonic_scale, harmonic_offset=self.harmonic_offset)
 
-    def value(self, t: Any) -> np.ndarray:
+    def value(self, t: ArrayLike) -> np.ndarray:
         return self.harmonic_scale / (_times(t) + self.harmonic_offset)
 
-    def squared_derivative(self, t: Any) -> np.ndarray:
+    def squared_derivative(self, t: ArrayLike) -> np.ndarray:
         return -2.0 * self.harmonic_scale**2 / (_times(t) + self.harmonic_offset) ** 3
 
-    def integral(self, t: Any) -> np.ndarray:
+    def integral(self, t: ArrayLike) -> np.ndarray:
         return self.harmonic_scale * np.log1p(_times(t) / self.harmonic_offset)
 
 
@@ -184,8 +185,8 @@ class Custom(LearningRate):
         horizon: the interval [0, horizon] checked on a grid of ``check_points`` points (an integer in [2, 10**7]).
     """
 
-    function: Callable[[np.ndarray], Any]
-    squared_derivative_function: Callable[[np.ndarray], Any] | None = None
+    function: Callable[[np.ndarray], ArrayLike]
+    squared_derivative_function: Callable[[np.ndarray], ArrayLike] | None = None
     horizon: float = 1.0
     check_points: int = 2001
     check_non_increasing: bool = True
@@ -207,10 +208,10 @@ class Custom(LearningRate):
                              f"it increases from {values[i]:.6g} at t={grid[i]:.4g} to {values[i + 1]:.6g} at "
                              f"t={grid[i + 1]:.4g}.")
 
-    def value(self, t: Any) -> np.ndarray:
+    def value(self, t: ArrayLike) -> np.ndarray:
         return np.asarray(self.function(_times(t)), dtype=float)
 
-    def squared_derivative(self, t: Any) -> np.ndarray:
+    def squared_derivative(self, t: ArrayLike) -> np.ndarray:
         ts = _times(t)
         if self.squared_derivative_function is not None:
             return np.asarray(self.squared_derivative_function(ts), dtype=float)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 
@@ -62,7 +62,7 @@ class Spectrum:
     # --- constructors -------------------------------------------------------------------------------------------
 
     @classmethod
-    def from_eigenvalues(cls, eigenvalues: Any, *, rtol: float = 0.0) -> Spectrum:
+    def from_eigenvalues(cls, eigenvalues: ArrayLike, *, rtol: float = 0.0) -> Spectrum:
         """Group the per-direction ``eigenvalues`` (d,), merging values equal up to ``rtol`` (relative).
 
         A group starts at its smallest value v and takes every value ≤ v(1 + rtol); its eigenvalue is the mean of its
@@ -146,7 +146,7 @@ class Spectrum:
         """The eigenvalue of every direction, in the original direction order: shape (d,)."""
         return self.eigenvalues[self.groups]
 
-    def group_sums(self, per_direction: Any) -> np.ndarray:
+    def group_sums(self, per_direction: ArrayLike) -> np.ndarray:
         """Sum per-direction values (d,) — e.g. squared projections — within each group: shape (m,)."""
         values = np.asarray(per_direction, dtype=float)
         if values.shape != (self.dim,):
@@ -164,7 +164,7 @@ class Spectrum:
                 f"max={self.eigenvalues[-1]:.4g}, trace={self.trace:.6g})")
 
 
-def eigendecomposition(covariance: Any, *, rtol: float = 1e-10) -> tuple[Spectrum, np.ndarray]:
+def eigendecomposition(covariance: ArrayLike, *, rtol: float = 1e-10) -> tuple[Spectrum, np.ndarray]:
     """The spectrum of a symmetric PSD matrix and its eigenvectors (columns, in direction order).
 
     Eigenvalues equal up to ``rtol`` × the largest one are grouped. Squared projections of a vector v onto the
@@ -191,6 +191,7 @@ def eigendecomposition(covariance: Any, *, rtol: float = 1e-10) -> tuple[Spectru
 
 def isotropic_target(spectrum: Spectrum, *, norm: float = 1.0) -> np.ndarray:
     """Squared projections per group of θ* with (θ*_i)² = norm²/d in every direction: shape (m,)."""
+    _check.instance(Spectrum, spectrum=spectrum)
     _check.positive(norm=norm)
     return spectrum.multiplicities * norm**2 / spectrum.dim
 

@@ -23,13 +23,18 @@ import math
 import types
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize
 
 from privdyn import _check
 from privdyn.schedules import Harmonic, OutsideTheoryWarning, Polynomial
+
+if TYPE_CHECKING:
+
+    from privdyn.spectra import Spectrum
 
 __all__ = [
     "TuningResult",
@@ -101,7 +106,7 @@ class TuningResult:
     tolerance: float
     at_bound: tuple[str, ...]
     converged: bool
-    fixed: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    fixed: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in ("points", "values", "stages", "starts"):
@@ -144,7 +149,7 @@ def _parse_bounds(bounds: Mapping[str, Any], argument: str = "bounds") -> tuple[
     return tuple(names), np.array(lows), np.array(highs)
 
 
-def minimize_final_risk(objective: Callable[..., Any], *, bounds: Mapping[str, Any],
+def minimize_final_risk(objective: Callable[..., float], *, bounds: Mapping[str, tuple[float, float]],
                         grid_points: int = DEFAULT_GRID_POINTS, starts: int = DEFAULT_STARTS, random_starts: int = 0,
                         tol: float = DEFAULT_TOLERANCE, local_method: str = "nelder-mead",
                         max_local_evaluations: int = DEFAULT_MAX_LOCAL_EVALUATIONS, seed: int = 0) -> TuningResult:
@@ -380,7 +385,8 @@ def _common_checks(aspect_ratio: Any, rho: Any, label_noise: Any) -> None:
     _check.positive(aspect_ratio=aspect_ratio, rho=rho, label_noise=label_noise)
 
 
-def tune_polynomial(*, spectrum: Any, target_projections: Any, aspect_ratio: float, rho: float, label_noise: float,
+def tune_polynomial(*, spectrum: Spectrum, target_projections: ArrayLike, aspect_ratio: float, rho: float,
+                    label_noise: float,
                     schedule_exponent: float, clip: float | None = None,
                     clip_bounds: tuple[float, float] = (1e-3, 10.0),
                     learning_rate_bounds: tuple[float, float] | None = None, method: str = "exponential",
@@ -445,7 +451,8 @@ def tune_polynomial(*, spectrum: Any, target_projections: Any, aspect_ratio: flo
     return dataclasses.replace(result, fixed=fixed)
 
 
-def tune_harmonic(*, spectrum: Any, target_projections: Any, aspect_ratio: float, rho: float, label_noise: float,
+def tune_harmonic(*, spectrum: Spectrum, target_projections: ArrayLike, aspect_ratio: float, rho: float,
+                  label_noise: float,
                   clip: float, harmonic_offset_bounds: tuple[float, float],
                   harmonic_scale_bounds: tuple[float, float] | None = None,
                   initial_learning_rate_bounds: tuple[float, float] | None = None, method: str = "exponential",

@@ -529,3 +529,17 @@ def test_reference_rhs_matches_the_closed_form_factors():
         nu = cp**2 * special.erfc(cp / math.sqrt(2)) + special.erf(cp / math.sqrt(2)) \
             - math.sqrt(2 / math.pi) * cp * math.exp(-cp**2 / 2)
         assert dpgd.clipping_factors(cp)[1] == pytest.approx(nu, rel=1e-14)
+
+
+@pytest.mark.parametrize("learning_rate", [Constant(1.3), Harmonic(harmonic_scale=1000.0, harmonic_offset=0.01),
+                                           Polynomial(1.0, 0.5), Polynomial(2.0, 0.0), Polynomial(3.0, 1.0),
+                                           Polynomial(3.0, 2.5)])
+def test_solver_schedule_equals_the_schedule_methods(learning_rate):
+    """The solver evaluates the closed-form schedules without their input checks: the values must be identical."""
+    from privdyn.dynamics.dpgd.system import _schedule
+
+    t = np.concatenate([[0.0, 0.5, 1.0 - 1e-16, 1.0], np.random.default_rng(1).uniform(0.0, 1.0, 50)])
+    eta, slope = _schedule(learning_rate, t)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(eta, learning_rate.value(t))
+        np.testing.assert_array_equal(slope, learning_rate.squared_derivative(t))

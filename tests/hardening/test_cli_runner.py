@@ -200,3 +200,26 @@ def test_pool_workers_die_with_a_killed_command(tmp_path):
         for pid in workers:  # clean up after a failure (only the processes this test started)
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_plan_outputs_follow_the_umask(capsys, tmp_path):
+    out = tmp_path / "plan"
+    args = ["plan", "dpgd", "--n", "200", "--d", "5", "--spectrum", "uniform", "--target-norm", "1", "--label-noise",
+            "0.5", "--epsilon", "2", "--delta", "1e-5", "--out", str(out)]
+    previous = os.umask(0o027)
+    try:
+        assert main(args) == 0, capsys.readouterr()
+    finally:
+        os.umask(previous)
+    files = sorted(out.iterdir())
+    assert [p.name for p in files] == ["plan.json", "plan.png"]  # no temporary left behind
+    for path in files:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~0o027, path
+
+
+@pytest.mark.parametrize("directory", ["", "  "])
+def test_report_with_an_empty_folder_exits_2_and_writes_nothing(capsys, tmp_path, monkeypatch, directory):
+    monkeypatch.chdir(tmp_path)
+    err = _usage_error(capsys, "report", directory)
+    assert "empty string" in err
+    assert list(tmp_path.iterdir()) == []

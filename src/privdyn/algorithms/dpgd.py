@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from typing import Any, cast, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.data.real import ArrayDataset
@@ -227,7 +228,7 @@ def _noise_std(big_c: float | np.ndarray, sigma: np.ndarray) -> np.ndarray:
 # the private algorithm on one dataset
 
 
-def dpgd(features: Any, labels: Any, *, clip: float, learning_rate: LearningRate, rho: float,
+def dpgd(features: ArrayLike, labels: ArrayLike, *, clip: float, learning_rate: LearningRate, rho: float,
          rng: np.random.Generator) -> np.ndarray:
     """Algorithm 1 of arXiv 2505.16329v2 on one dataset, in the given order: returns the private θ_n.
 
@@ -294,34 +295,53 @@ def _record_steps(record_times: Any, n: int, num_steps: int) -> np.ndarray:
 
 
 class _Schedules:
-    """Per-row steps and noise std, computed block by block (O(rows·block) memory, not O(rows·n))."""
+    """Per-row steps and noise std: computed once for all simulated steps when R·num_steps values fit in a block's
+    budget, otherwise block by block (O(rows·block) memory, not O(rows·n))."""
 
     def __init__(self, rows: tuple[DPGDHyperparameters, ...], n: int, d: int, num_steps: int) -> None:
         self.rows, self.n = rows, n
         self.clip_threshold = np.array([row.clip_threshold(d) for row in rows])
         # validate every schedule over the steps that will run (and η_{k+1} of the last one) before any work
         last = min(num_steps + 1, n)
+        self.whole: tuple[np.ndarray, np.ndarray] | None = None
+        keep = len(rows) * num_steps <= _BLOCK_VALUES
+        eta, noise_std = np.empty((len(rows), num_steps)), np.empty((len(rows), num_steps))
         for r, row in enumerate(rows):
             try:
-                validate_step_sizes(row.learning_rate.value(np.arange(1, last + 1) / n) / n)
+                values = validate_step_sizes(row.learning_rate.value(np.arange(1, last + 1) / n) / n)
             except ValueError as error:
                 raise ValueError(f"rows[{r}].learning_rate: {error}") from None
+            if keep:
+                eta[r], noise_std[r] = self._calibrated(r, values, last, num_steps)
+        if keep:
+            self.whole = eta, noise_std
+
+    def _calibrated(self, r: int, values: np.ndarray, last: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """η_k and 2·C·σ_k of row r for the first ``size`` steps of ``values`` (η_k up to step ``last``, 1-based).
+
+        σ_k needs η_{k+1}: ``values`` holds one step beyond the ``size`` returned unless ``last`` = n, where η_{n+1}
+        = 0 gives ρ²σ_n² = η_n². Elementwise, so a block's values equal the same steps of the whole schedule.
+        """
+        if last == self.n:
+            values = np.append(values, 0.0)
+        sigma = noise_calibration(values, rho=self.rows[r].rho)
+        return values[:size], _noise_std(self.clip_threshold[r], sigma[:size])
 
     def block(self, first: int, last: int) -> tuple[np.ndarray, np.ndarray]:
-        """η_k and 2·C·σ_k for steps k = first..last (1-based, inclusive): two arrays of shape (R, B).
+        """η_k and 2·C·σ_k for steps k = first..last (1-based, inclusive): two new arrays of shape (R, B).
 
         The same elementwise arithmetic as ``step_sizes(n)`` and ``noise_calibration`` on the whole schedule.
         """
-        n = self.n
+        if self.whole is not None:
+            eta, noise_std = self.whole
+            return eta[:, first - 1:last].copy(), noise_std[:, first - 1:last].copy()
+        n, size = self.n, last - first + 1
         ks = np.arange(first, min(last + 1, n) + 1)  # one step beyond the block, for η_{k+1}
-        eta = np.empty((len(self.rows), last - first + 1))
+        eta = np.empty((len(self.rows), size))
         noise_std = np.empty_like(eta)
         for r, row in enumerate(self.rows):
             values = np.asarray(row.learning_rate.value(ks / n), dtype=float) / n
-            if last == n:
-                values = np.append(values, 0.0)  # η_{n+1} = 0 gives ρ²σ_n² = η_n²
-            eta[r] = values[:-1]
-            noise_std[r] = _noise_std(self.clip_threshold[r], noise_calibration(values, rho=row.rho)[:-1])
+            eta[r], noise_std[r] = self._calibrated(r, values, int(ks[-1]), size)
         return eta, noise_std
 
 
@@ -344,17 +364,25 @@ class _Source:
         """Features (T, B, d), labels (T, B) and noise vectors (T, B, d) of steps first..last (1-based)."""
         size, d = last - first + 1, self.data.dim
         if isinstance(self.data, SyntheticDesign):
-            x, y = self.data.from_normals(np.stack([g.standard_normal((size, d + 1)) for g in self.data_streams]))
+            x, y = self.data.from_normals(_draw(self.data_streams, (size, d + 1)))
         else:
             idx = self.order[:, first - 1:last]
             x, y = self.data.train_features[idx], self.data.train_labels[idx]
-        noise = np.stack([g.standard_normal((size, d)) for g in self.noise_streams])
-        return np.ascontiguousarray(x), np.ascontiguousarray(y), noise
+        return np.ascontiguousarray(x), np.ascontiguousarray(y), _draw(self.noise_streams, (size, d))
+
+
+def _draw(streams: list[np.random.Generator], shape: tuple[int, int]) -> np.ndarray:
+    """The next ``shape`` standard normals of each stream, drawn in place into one (T, *shape) array (the same
+    numbers as ``np.stack`` of per-stream draws, without the copy)."""
+    out = np.empty((len(streams), *shape))
+    for stream, part in zip(streams, out, strict=True):
+        stream.standard_normal(out=part)
+    return out
 
 
 def simulate_dpgd(*, data: SyntheticDesign | ArrayDataset, rows: Sequence[DPGDHyperparameters] | DPGDHyperparameters,
                   num_runs: int, seed: int, unit_key: str = "", n: int | None = None,
-                  aspect_ratio: float | None = None, first_run: int = 0, record_times: Any = (),
+                  aspect_ratio: float | None = None, first_run: int = 0, record_times: ArrayLike = (),
                   num_steps: int | None = None, return_final_iterates: bool = False) -> DPGDSimulation:
     """Simulate Algorithm 1 of arXiv 2505.16329v2 for R hyper-parameter rows × ``num_runs`` runs at once.
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.dynamics.dpgd.clipping import _factor_arrays
@@ -55,9 +56,9 @@ class _Normals:
         return self.buffer[j]
 
 
-def simulate_homogenized_sde(*, spectrum: Spectrum, target_projections: Any, aspect_ratio: float,
+def simulate_homogenized_sde(*, spectrum: Spectrum, target_projections: ArrayLike, aspect_ratio: float,
                              learning_rate: LearningRate, clip: float, rho: float, label_noise: float, n: int,
-                             num_runs: int, rng: NoiseSource, times: Any) -> np.ndarray:
+                             num_runs: int, rng: NoiseSource, times: ArrayLike) -> np.ndarray:
     """Euler–Maruyama paths of homogenized DP-GD (Remark 4.3, Definition C.1 of arXiv 2505.16329); R at ``times``.
 
     The SDE, in the eigenbasis of a diagonal Σ (V = Θ − θ*, one coordinate per direction, d = ``spectrum.dim``):

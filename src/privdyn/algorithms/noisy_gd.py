@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from privdyn import _check
@@ -110,18 +111,18 @@ class QuadraticLoss(Loss):
     strong_convexity: float = dataclasses.field(default=1.0, init=False)
     smoothness: float = dataclasses.field(default=1.0, init=False)
 
-    def dimension(self, data: Any) -> int:
+    def dimension(self, data: tuple[ArrayLike, ArrayLike]) -> int:
         return _as_2d_features("data", data).shape[1]
 
-    def per_example_gradients(self, theta: np.ndarray, data: Any) -> np.ndarray:
+    def per_example_gradients(self, theta: np.ndarray, data: tuple[ArrayLike, ArrayLike]) -> np.ndarray:
         x = _as_2d_features("data", data)
         return theta[:, None, :] - x[None, :, :]
 
-    def mean_gradient(self, theta: np.ndarray, data: Any) -> np.ndarray:
+    def mean_gradient(self, theta: np.ndarray, data: tuple[ArrayLike, ArrayLike]) -> np.ndarray:
         x = _as_2d_features("data", data)
         return theta - x.mean(axis=0)
 
-    def value(self, theta: np.ndarray, data: Any) -> np.ndarray:
+    def value(self, theta: np.ndarray, data: tuple[ArrayLike, ArrayLike]) -> np.ndarray:
         x = _as_2d_features("data", data)
         return 0.5 * np.mean(np.sum((theta[:, None, :] - x[None, :, :]) ** 2, axis=-1), axis=1)
 
@@ -144,29 +145,29 @@ class LogisticLoss(Loss):
     def strong_convexity(self) -> float:
         return float(self.ridge)
 
-    def smoothness(self, data: Any) -> float:
+    def smoothness(self, data: tuple[ArrayLike, ArrayLike]) -> float:
         X, _ = _features_labels(data, binary=True)
         return float(np.max(np.sum(X**2, axis=1)) / 4.0 + self.ridge)
 
-    def dimension(self, data: Any) -> int:
+    def dimension(self, data: tuple[ArrayLike, ArrayLike]) -> int:
         return _features_labels(data, binary=True)[0].shape[1]
 
     def _coefficients(self, theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         # d/dm log(1 + exp(-m)) = -sigmoid(-m) with margin m = y x.theta; shape (R, n)
         return -y * special.expit(-y * (theta @ X.T))
 
-    def per_example_gradients(self, theta: np.ndarray, data: Any) -> np.ndarray:
+    def per_example_gradients(self, theta: np.ndarray, data: tuple[ArrayLike, ArrayLike]) -> np.ndarray:
         X, y = data
         X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
         coef = self._coefficients(theta, X, y)
         return coef[:, :, None] * X[None, :, :] + self.ridge * theta[:, None, :]
 
-    def mean_gradient(self, theta: np.ndarray, data: Any) -> np.ndarray:
+    def mean_gradient(self, theta: np.ndarray, data: tuple[ArrayLike, ArrayLike]) -> np.ndarray:
         X, y = data
         X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
         return self._coefficients(theta, X, y) @ X / X.shape[0] + self.ridge * theta
 
-    def value(self, theta: np.ndarray, data: Any) -> np.ndarray:
+    def value(self, theta: np.ndarray, data: tuple[ArrayLike, ArrayLike]) -> np.ndarray:
         X, y = _features_labels(data, binary=True)
         margins = y * (theta @ X.T)
         return np.mean(np.logaddexp(0.0, -margins), axis=1) + 0.5 * self.ridge * np.sum(theta**2, axis=1)
@@ -189,25 +190,25 @@ class LeastSquaresLoss(Loss):
     def strong_convexity(self) -> float:
         return float(self.ridge)
 
-    def smoothness(self, data: Any) -> float:
+    def smoothness(self, data: tuple[ArrayLike, ArrayLike]) -> float:
         X, _ = _features_labels(data, binary=False)
         return float(np.max(np.sum(X**2, axis=1)) + self.ridge)
 
-    def dimension(self, data: Any) -> int:
+    def dimension(self, data: tuple[ArrayLike, ArrayLike]) -> int:
         return _features_labels(data, binary=False)[0].shape[1]
 
-    def per_example_gradients(self, theta: np.ndarray, data: Any) -> np.ndarray:
+    def per_example_gradients(self, theta: np.ndarray, data: tuple[ArrayLike, ArrayLike]) -> np.ndarray:
         X, y = data
         X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
         residuals = theta @ X.T - y  # (R, n)
         return residuals[:, :, None] * X[None, :, :] + self.ridge * theta[:, None, :]
 
-    def mean_gradient(self, theta: np.ndarray, data: Any) -> np.ndarray:
+    def mean_gradient(self, theta: np.ndarray, data: tuple[ArrayLike, ArrayLike]) -> np.ndarray:
         X, y = data
         X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
         return (theta @ X.T - y) @ X / X.shape[0] + self.ridge * theta
 
-    def value(self, theta: np.ndarray, data: Any) -> np.ndarray:
+    def value(self, theta: np.ndarray, data: tuple[ArrayLike, ArrayLike]) -> np.ndarray:
         X, y = _features_labels(data, binary=False)
         residuals = theta @ X.T - y
         return 0.5 * np.mean(residuals**2, axis=1) + 0.5 * self.ridge * np.sum(theta**2, axis=1)
@@ -226,7 +227,7 @@ class Projection(abc.ABC):
 
 
 def _float_tuple(name: str, value: Any) -> float | tuple[float, ...]:
-    arr = np.asarray(value, dtype=float)
+    arr = _check.real_array(**{name: value})
     if arr.ndim == 0:
         return float(arr)
     if arr.ndim != 1:
@@ -253,10 +254,11 @@ class L2Ball(Projection):
     center: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
+        _check.scalar(radius=self.radius)
         _check.positive(radius=self.radius)
         object.__setattr__(self, "radius", float(self.radius))
         if self.center is not None:
-            center = np.asarray(self.center, dtype=float)
+            center = _check.real_array(center=self.center)
             if center.ndim != 1:
                 raise ValueError(f"center must be a vector of shape (d,); got shape {center.shape}.")
             _check.finite(center=center)
@@ -343,7 +345,7 @@ def noisy_gd(
     rng: NoiseSource,
     num_runs: int = 1,
     projection: Projection | None = None,
-    init: Any = None,
+    init: ArrayLike | None = None,
     strong_convexity: float | None = None,
     return_trajectory: bool = False,
 ) -> np.ndarray:

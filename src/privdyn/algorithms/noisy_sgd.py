@@ -52,6 +52,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn._deprecation import renamed_arguments
@@ -140,12 +141,13 @@ class NoisySGDSimulation:
 
 
 @renamed_arguments(dim="d")
-def sgd_step_sizes(num_steps: int, d: int, *, step_size: Any = None,
+def sgd_step_sizes(num_steps: int, d: int, *, step_size: ArrayLike | None = None,
                    learning_rate: LearningRate | None = None) -> np.ndarray:
     """The steps η_0..η_{n−1}: a constant or per-step ``step_size``, or η_k = γ(k/d)/d from a ``learning_rate``
     profile γ (the paper's scaling, Section 1: t = k/d). Exactly one of the two. Shape (num_steps,).
 
     The former name ``dim`` of ``d`` is still accepted, with a ``DeprecationWarning``."""
+    _check.scalar(num_steps=num_steps, d=d)
     _check.integer(minimum=0, num_steps=num_steps)
     _check.integer(minimum=1, d=d)
     if (step_size is None) == (learning_rate is None):
@@ -159,7 +161,7 @@ def sgd_step_sizes(num_steps: int, d: int, *, step_size: Any = None,
         if not (np.all(np.isfinite(eta)) and np.all(eta > 0)):
             raise ValueError("learning_rate must be finite and > 0 at every SGD time k/d, k < num_steps.")
         return eta
-    eta = np.asarray(step_size, dtype=float)
+    eta = _check.real_array(step_size=step_size)
     if eta.ndim == 0:
         _check.positive(step_size=eta)
         return np.full(num_steps, float(eta))
@@ -349,7 +351,8 @@ def _risk_functions(data: Any, ridge: float) -> Callable[[np.ndarray], tuple[np.
     return both
 
 
-def noisy_sgd(features: Any, labels: Any, *, x0: Any, ridge: float, rng: np.random.Generator, step_size: Any = None,
+def noisy_sgd(features: ArrayLike, labels: ArrayLike, *, x0: ArrayLike, ridge: float, rng: np.random.Generator,
+              step_size: ArrayLike | None = None,
               learning_rate: LearningRate | None = None, noise_std: float | None = None,
               noise_multiplier: float | None = None, clip: float | None = None,
               clip_convention: str = "full_gradient") -> np.ndarray:
@@ -362,8 +365,8 @@ def noisy_sgd(features: Any, labels: Any, *, x0: Any, ridge: float, rng: np.rand
     Formal guarantees: none by itself. The unclipped algorithm has no sensitivity bound; its privacy is measured
     from the law of the process (``privdyn.privacy.hsgd``, label ``surrogate``) or exactly for a fixed data order.
     """
-    x = np.asarray(features, dtype=float)
-    y = np.asarray(labels, dtype=float)
+    x = _check.real_array(features=features)
+    y = _check.real_array(labels=labels)
     if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
         raise ValueError(f"features must be a non-empty 2-D array (n, d); got shape {x.shape}.")
     n, d = x.shape
@@ -421,13 +424,14 @@ class _SGDSource:
         return features.reshape(runs * size, self.d), labels.reshape(runs * size), index, noise
 
 
-def simulate_noisy_sgd(*, data: UniformDesign | SyntheticDesign, x0: Any, ridge: float, num_steps: int,
-                       num_runs: int, seed: int, unit_key: str = "", first_run: int = 0, step_size: Any = None,
+def simulate_noisy_sgd(*, data: UniformDesign | SyntheticDesign, x0: ArrayLike, ridge: float, num_steps: int,
+                       num_runs: int, seed: int, unit_key: str = "", first_run: int = 0,
+                       step_size: ArrayLike | None = None,
                        learning_rate: LearningRate | None = None, noise_std: float | None = None,
                        noise_multiplier: float | None = None, clip: float | None = None,
-                       clip_convention: str = "full_gradient", dataset: tuple[Any, Any] | None = None,
-                       shuffle: bool = False, init_variance: float = 0.0, record_steps: Any = (),
-                       iterate_steps: Any = ()) -> NoisySGDSimulation:
+                       clip_convention: str = "full_gradient", dataset: tuple[ArrayLike, ArrayLike] | None = None,
+                       shuffle: bool = False, init_variance: float = 0.0, record_steps: ArrayLike = (),
+                       iterate_steps: ArrayLike = ()) -> NoisySGDSimulation:
     """Simulate ``num_runs`` independent runs of one-pass noisy SGD (Algorithm 1 of the paper) at once.
 
     Each run is exactly :func:`noisy_sgd` on that run's samples and noise vectors (module docstring), advanced by a
@@ -583,7 +587,8 @@ def _linearized_risk(population_risk: Any, grid: np.ndarray) -> np.ndarray:
 
 def simulate_hsgd(problem: HSGDProblem, *, horizon: float, num_runs: int, seed: int, unit_key: str = "",
                   first_run: int = 0, time_step: float | None = None, linearized: bool = False,
-                  population_risk: Any = None, record_steps: Any = (), iterate_steps: Any = ()) -> NoisySGDSimulation:
+                  population_risk: ArrayLike | None = None, record_steps: ArrayLike = (),
+                  iterate_steps: ArrayLike = ()) -> NoisySGDSimulation:
     """Simulate noisy HSGD (1), or linearized HSGD (9), by Euler–Maruyama in the eigenbasis of Σ (module docstring).
 
     Args:

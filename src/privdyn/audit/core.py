@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any
 
 import numpy as np
 
@@ -86,7 +85,7 @@ class AuditRow:
     description: str
     surrogate_gap: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The row as a JSON-compatible dictionary."""
         return dataclasses.asdict(self)
 

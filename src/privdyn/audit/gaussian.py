@@ -31,7 +31,7 @@ def _mu(mu: Any) -> float:
     return float(mu)
 
 
-def gaussian_shift(mean: Any, neighbour_mean: Any, std: Any) -> float:
+def gaussian_shift(mean: float, neighbour_mean: float, std: float) -> float:
     """``mu = |mean - neighbour_mean| / std`` for two one-dimensional Gaussians with the same ``std`` > 0."""
     _check.scalar(mean=mean, neighbour_mean=neighbour_mean, std=std)
     _check.finite(mean=mean, neighbour_mean=neighbour_mean, std=std)

@@ -408,7 +408,7 @@ MECHANISMS: dict[str, type[Mechanism]] = {
 """Every audited mechanism by name, in the order of the table."""
 
 
-def mechanism(name: str, **changes: Any) -> Mechanism:
+def mechanism(name: str, **changes: float) -> Mechanism:
     """The mechanism called ``name`` (a key of :data:`MECHANISMS`) with optional field changes."""
     try:
         cls = MECHANISMS[name]

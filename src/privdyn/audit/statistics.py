@@ -25,6 +25,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 
@@ -41,7 +42,7 @@ def _confidence(confidence: Any) -> float:
     return float(confidence)
 
 
-def clopper_pearson_upper(successes: Any, trials: Any, *, confidence: float) -> np.ndarray:
+def clopper_pearson_upper(successes: ArrayLike, trials: ArrayLike, *, confidence: float) -> np.ndarray:
     """The one-sided Clopper-Pearson upper confidence limit of a binomial proportion.
 
     The exact limit ``p_u`` with ``P(Binomial(trials, p_u) <= successes) = 1 - confidence``, i.e. the
@@ -69,7 +70,7 @@ def clopper_pearson_upper(successes: Any, trials: Any, *, confidence: float) -> 
     return np.where(k >= n, 1.0, upper)
 
 
-def epsilon_lower_bound(false_positives: Any, false_negatives: Any, *, trials: int, delta: float,
+def epsilon_lower_bound(false_positives: ArrayLike, false_negatives: ArrayLike, *, trials: int, delta: float,
                         confidence: float) -> np.ndarray:
     """The lower bound on epsilon certified by a test's error counts (module docstring).
 
@@ -113,7 +114,7 @@ def _scores(name: str, value: Any) -> np.ndarray:
     return arr
 
 
-def select_threshold(scores: Any, neighbour_scores: Any, *, delta: float, confidence: float) -> float:
+def select_threshold(scores: ArrayLike, neighbour_scores: ArrayLike, *, delta: float, confidence: float) -> float:
     """The threshold whose test certifies the largest epsilon on these (selection) runs.
 
     Candidates are :data:`NUM_CANDIDATE_THRESHOLDS` quantiles of the pooled scores; ties go to the smallest.
@@ -145,7 +146,7 @@ class ThresholdAudit:
     epsilon_lower_bound: float
 
 
-def threshold_audit(selection: tuple[Any, Any], audit: tuple[Any, Any], *, delta: float,
+def threshold_audit(selection: tuple[ArrayLike, ArrayLike], audit: tuple[ArrayLike, ArrayLike], *, delta: float,
                     confidence: float) -> ThresholdAudit:
     """Choose a threshold on the selection scores, then bound epsilon from the audit scores.
 

@@ -35,6 +35,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 
@@ -68,20 +69,23 @@ class NtkMargin:
     iterations: int
     converged: bool
 
+    def __post_init__(self) -> None:
+        _check.record(self)
 
-def gram_from_features(features: Any) -> np.ndarray:
+
+def gram_from_features(features: ArrayLike) -> np.ndarray:
     """``K = F F'`` for per-example gradients stacked as the rows of ``features`` (shape ``(n, D)``).
 
     The Gram matrix of the NTK features of Assumption 3.3 (Wang et al., arXiv 2605.12648v1).
     """
-    f = np.asarray(features, dtype=float)
+    f = _check.real_array(features=features)
     if f.ndim != 2 or f.shape[0] == 0:
         raise ValueError(f"features must be a non-empty (n, D) array; got shape {f.shape}.")
     _check.finite(features=f)
     return f @ f.T
 
 
-def gram_from_rank_one_factors(left: Any, right: Any, *, scale: float = 1.0) -> np.ndarray:
+def gram_from_rank_one_factors(left: ArrayLike, right: ArrayLike, *, scale: float = 1.0) -> np.ndarray:
     """The Gram matrix of rank-1 per-example gradients ``g_i = scale * left_i ⊗ right_i``.
 
     ``<g_i, g_j> = scale^2 <left_i, left_j> <right_i, right_j>``; for the kan paper's KAN (Lemma B.6),
@@ -89,8 +93,8 @@ def gram_from_rank_one_factors(left: Any, right: Any, *, scale: float = 1.0) -> 
     ``O(n^2 (m + d p))`` and never forms the ``n x (m d p)`` gradients. Rank-1 form from the proof of Lemma B.6
     (Wang et al., arXiv 2605.12648v1).
     """
-    a = np.asarray(left, dtype=float)
-    h = np.asarray(right, dtype=float)
+    a = _check.real_array(left=left)
+    h = _check.real_array(right=right)
     if a.ndim != 2 or h.ndim != 2 or a.shape[0] != h.shape[0] or a.shape[0] == 0:
         raise ValueError(f"left and right must be non-empty 2-D arrays with the same number of rows; got shapes "
                          f"{a.shape} and {h.shape}.")
@@ -101,7 +105,7 @@ def gram_from_rank_one_factors(left: Any, right: Any, *, scale: float = 1.0) -> 
 
 
 def _signed_gram(gram: Any, labels: Any) -> np.ndarray:
-    k = np.asarray(gram, dtype=float)
+    k = _check.real_array(gram=gram)
     if k.ndim != 2 or k.shape[0] != k.shape[1] or k.shape[0] == 0:
         raise ValueError(f"gram must be a non-empty square (n, n) matrix; got shape {k.shape}.")
     _check.finite(gram=k)
@@ -150,7 +154,7 @@ def _affine_minimizer(q_active: np.ndarray) -> np.ndarray:
     return mu
 
 
-def ntk_margin(gram: Any, labels: Any = None, *, atol: float = 1e-12, rtol: float = 1e-9,
+def ntk_margin(gram: ArrayLike, labels: ArrayLike | None = None, *, atol: float = 1e-12, rtol: float = 1e-9,
                max_iter: int = 100_000) -> NtkMargin:
     """gamma*: the distance from 0 to the convex hull of the label-signed NTK features, with a certified bracket.
 

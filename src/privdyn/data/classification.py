@@ -40,8 +40,15 @@ def scale_to_unit_ball(x_train: np.ndarray, x_test: np.ndarray | None = None) ->
     Returns:
         ``(x_train, x_test, number of test rows rescaled)``; ``x_test`` is an empty (0, d) array when not given.
     """
-    x_train = np.asarray(x_train, dtype=np.float64)
-    x_test = np.empty((0, x_train.shape[1])) if x_test is None else np.asarray(x_test, dtype=np.float64)
+    x_train = _check.real_array(x_train=x_train)
+    if x_train.ndim != 2 or x_train.shape[0] == 0 or x_train.shape[1] == 0:
+        raise ValueError(f"x_train must be a non-empty 2-D array (n, d); got shape {x_train.shape}.")
+    _check.finite(x_train=x_train)
+    x_test = np.empty((0, x_train.shape[1])) if x_test is None else _check.real_array(x_test=x_test)
+    if x_test.ndim != 2 or x_test.shape[1] != x_train.shape[1]:
+        raise ValueError(f"x_test must be a 2-D array with {x_train.shape[1]} columns like x_train; "
+                         f"got shape {x_test.shape}.")
+    _check.finite(x_test=x_test)
     mean = x_train.mean(axis=0)
     sd = x_train.std(axis=0)
     sd = np.where(sd > 0, sd, 1.0)

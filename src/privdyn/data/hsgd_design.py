@@ -40,6 +40,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from privdyn import _check
@@ -111,7 +112,7 @@ class UniformDesign:
     centered: bool = False
 
     def __post_init__(self) -> None:
-        target = np.asarray(self.target, dtype=float)
+        target = _check.real_array(target=self.target)
         if target.ndim != 1 or target.size == 0:
             raise ValueError(f"target must be a non-empty 1-D array (d,); got shape {target.shape}.")
         _check.finite(target=target)
@@ -175,7 +176,7 @@ class UniformDesign:
         w[0] += 1.0
         return w / np.linalg.norm(w)
 
-    def eigen_coordinates(self, x: Any) -> np.ndarray:
+    def eigen_coordinates(self, x: ArrayLike) -> np.ndarray:
         """Uᵀx in the eigenbasis U = H of Σ (module docstring): component 0 is uᵀx, u = 1/√d. Shapes: (..., d)."""
         x = self._vectors(x, "x")
         w = self._householder()
@@ -195,7 +196,7 @@ class UniformDesign:
             raise ValueError(f"{name} must have shape (..., d) with d = {self.dim}; got {x.shape}.")
         return x
 
-    def population_risk(self, x: Any) -> np.ndarray:
+    def population_risk(self, x: ArrayLike) -> np.ndarray:
         """𝒫(x) = ½E(aᵀx − b)² = ½[(x − x̃)ᵀΣ(x − x̃) + E ξ²] (paper, Section 3), in O(d) per vector.
 
         (x − x̃)ᵀΣ(x − x̃) = ‖v‖²/(12d) + μ²(1ᵀv)² with v = x − x̃. Shapes: (..., d) -> (...).
@@ -204,7 +205,7 @@ class UniformDesign:
         quad = self.feature_variance * np.einsum("...d,...d->...", v, v) + self.feature_mean**2 * v.sum(axis=-1) ** 2
         return 0.5 * (quad + self.label_noise_second_moment)
 
-    def regularized_risk(self, x: Any, *, ridge: float) -> np.ndarray:
+    def regularized_risk(self, x: ArrayLike, *, ridge: float) -> np.ndarray:
         """ℛ(x) = 𝒫(x) + (ridge/2)‖x‖². Shapes: (..., d) -> (...)."""
         _check.scalar(ridge=ridge)
         _check.non_negative(ridge=ridge)
@@ -213,7 +214,7 @@ class UniformDesign:
 
     # --- sampling ------------------------------------------------------------------------------------------------
 
-    def from_uniforms(self, uniforms: Any) -> tuple[np.ndarray, np.ndarray]:
+    def from_uniforms(self, uniforms: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Samples from uniforms in [0, 1) laid out as ``[u (d values), u']`` per sample: (..., d+1) -> (a, b).
 
         a = u/√d − μ_c (μ_c = 1/(2√d) when centered, else 0) and b = aᵀx̃ + s·clip(Φ⁻¹(u' + 2⁻⁵⁴), ±c).
@@ -253,7 +254,8 @@ def paper_design(d: int, rng: np.random.Generator, *, centered: bool = False) ->
                          label_noise_clip=PAPER_LABEL_NOISE_CLIP, centered=centered)
 
 
-def gaussian_design(spectrum: Spectrum, *, label_noise: float, target: Any = None, target_norm: float = 1.0,
+def gaussian_design(spectrum: Spectrum, *, label_noise: float, target: np.ndarray | None = None,
+                    target_norm: float = 1.0,
                     rng: np.random.Generator | None = None) -> SyntheticDesign:
     """A Gaussian design a ~ N(0, Σ), b = aᵀx̃ + ζε, with Σ of the given spectrum, in the eigenbasis of Σ.
 
@@ -281,7 +283,7 @@ def gaussian_design(spectrum: Spectrum, *, label_noise: float, target: Any = Non
                                                 label_noise=label_noise, rng=rng)
 
 
-def population_risk(design: UniformDesign | SyntheticDesign, x: Any) -> np.ndarray:
+def population_risk(design: UniformDesign | SyntheticDesign, x: ArrayLike) -> np.ndarray:
     """𝒫(x) = ½E(aᵀx − b)² of either design (SyntheticDesign works in its eigenbasis). Shapes: (..., d) -> (...)."""
     if isinstance(design, UniformDesign):
         return design.population_risk(x)
@@ -290,9 +292,9 @@ def population_risk(design: UniformDesign | SyntheticDesign, x: Any) -> np.ndarr
     raise TypeError(f"design must be a UniformDesign or a SyntheticDesign; got {type(design).__name__}.")
 
 
-def hsgd_problem(design: UniformDesign | SyntheticDesign, *, x0: Any, learning_rate: LearningRate, ridge: float,
-                 noise_std: float, x0_policy: X0Policy | str = X0Policy.FIXED, init_variance: float = 1.0,
-                 empirical_features: Any = None) -> HSGDProblem:
+def hsgd_problem(design: UniformDesign | SyntheticDesign, *, x0: ArrayLike | None, learning_rate: LearningRate,
+                 ridge: float, noise_std: float, x0_policy: X0Policy | str = X0Policy.FIXED, init_variance: float = 1.0,
+                 empirical_features: ArrayLike | None = None) -> HSGDProblem:
     """The :class:`~privdyn.dynamics.hsgd.HSGDProblem` of noisy SGD/HSGD on ``design``, from x_0 in the design's
     coordinates (the original basis for :class:`UniformDesign`, the eigenbasis for a Gaussian design).
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 
@@ -231,8 +232,8 @@ def load_dataset(name: str, *, cache_dir: str | os.PathLike[str] | None = None,
 
 
 def _features_and_labels(prefix: str, features: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
-    x = np.asarray(features, dtype=float)
-    y = np.asarray(labels, dtype=float)
+    x = _check.real_array(**{f"{prefix}features": features})
+    y = _check.real_array(**{f"{prefix}labels": labels})
     if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
         raise ValueError(f"{prefix}features must be a non-empty 2-D array (N, d); got shape {x.shape}.")
     if y.shape != (x.shape[0],):
@@ -285,7 +286,7 @@ class ArrayDataset:
     def num_train(self) -> int:
         return int(self.train_features.shape[0])
 
-    def validation_loss(self, theta: Any) -> np.ndarray:
+    def validation_loss(self, theta: ArrayLike) -> np.ndarray:
         """P(θ) = ½·mean((X_v θ − y_v)²) on the validation set. Shapes: (..., d) -> (...)."""
         theta = np.asarray(theta, dtype=float)
         if theta.shape[-1:] != (self.dim,):
@@ -328,6 +329,9 @@ class RegressionSplit:
     normalization_size: int
     constant_features: str
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
     @property
     def dim(self) -> int:
         return int(self.train_features.shape[1])
@@ -346,7 +350,7 @@ class RegressionSplit:
                             self.validation_labels, name=self.dataset, order=order)
 
 
-def split_and_standardize(features: Any, labels: Any, *, train_size: int | None, normalization_size: int,
+def split_and_standardize(features: ArrayLike, labels: ArrayLike, *, train_size: int | None, normalization_size: int,
                           validation_size: int, rng: np.random.Generator, constant_features: str = "drop",
                           dataset: str = "arrays") -> RegressionSplit:
     """The paper's three-way split and non-private standardization (Section 7 of arXiv 2505.16329v2).

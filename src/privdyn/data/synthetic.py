@@ -15,9 +15,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn._deprecation import renamed_arguments
@@ -84,7 +84,7 @@ class SyntheticDesign:
     # --- constructors -------------------------------------------------------------------------------------------
 
     @classmethod
-    def from_projections(cls, spectrum: Spectrum, squared_projections: Any, *, label_noise: float,
+    def from_projections(cls, spectrum: Spectrum, squared_projections: ArrayLike, *, label_noise: float,
                          rng: np.random.Generator | None = None) -> SyntheticDesign:
         """θ* from its squared projections onto the eigenspaces of Σ.
 
@@ -166,14 +166,14 @@ class SyntheticDesign:
         """R(θ_0) = ½‖Σ^{1/2}θ*‖² for θ_0 = 0."""
         return float(0.5 * np.dot(self.eigenvalues, self.theta_star**2))
 
-    def excess_risk(self, theta: Any) -> np.ndarray:
+    def excess_risk(self, theta: ArrayLike) -> np.ndarray:
         """R(θ) = ½‖Σ^{1/2}(θ − θ*)‖² (Section 3 of arXiv 2505.16329v2). Shapes: (..., d) -> (...)."""
         theta = np.asarray(theta, dtype=float)
         if theta.shape[-1:] != (self.dim,):
             raise ValueError(f"theta must have shape (..., d) with d = {self.dim}; got {theta.shape}.")
         return 0.5 * np.einsum("...d,d->...", (theta - self.theta_star) ** 2, self.eigenvalues)
 
-    def population_loss(self, theta: Any) -> np.ndarray:
+    def population_loss(self, theta: ArrayLike) -> np.ndarray:
         """P(θ) = ½E[(xᵀθ − y)²] = R(θ) + ζ²/2. Shapes: (..., d) -> (...)."""
         return self.excess_risk(theta) + 0.5 * self.label_noise**2
 

@@ -25,6 +25,7 @@ import warnings
 from typing import Any, NamedTuple, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from privdyn import _check
@@ -204,7 +205,7 @@ def scaling_exponent(*, power_law_exponent: float, target_exponent: float, sched
     return -2.0 * (1.0 - b) / (2.0 - psi), 2.0 * kappa1 * (1.0 - b) / (2.0 - psi)
 
 
-def exponent_terms(a: Any, *, power_law_exponent: float, target_exponent: float, schedule_exponent: float,
+def exponent_terms(a: ArrayLike, *, power_law_exponent: float, target_exponent: float, schedule_exponent: float,
                    privacy_exponent: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The three exponents e1, e2, e3 of Lemma E.4 / (E.42), (E.49) as functions of a (Figures 10-13).
 
@@ -277,7 +278,7 @@ def limiting_scaling_exponent(*, power_law_exponent: float, target_exponent: flo
     return min(1.0, 2.0 * (2.0 - phi - psi) * (1.0 - b) / (2.0 - psi))
 
 
-def log_correction(a: Any, *, aspect_ratio: Any) -> Any:
+def log_correction(a: ArrayLike, *, aspect_ratio: ArrayLike) -> np.float64 | np.ndarray:
     """The o(1) term ln(a ln γ)/ln γ of h in (6.6) / (E.39) at the equality φ(α+1) = 2 (arXiv 2505.16329).
 
     **Exponent correction** (exact as an identity): γ^{h + correction} = γ^h · ln v with v = γ^a, the log
@@ -302,20 +303,22 @@ def log_correction(a: Any, *, aspect_ratio: Any) -> Any:
 
 def _rate_inputs(aspect_ratio: Any, rho: Any, *, below: float = 1.0, below_text: str = "1") -> tuple[Any, Any]:
     _check.positive(aspect_ratio=aspect_ratio, rho=rho)
+    _check.broadcastable(aspect_ratio=aspect_ratio, rho=rho)
     _check.less_than(below, below_text, aspect_ratio=aspect_ratio)
     return np.asarray(aspect_ratio, dtype=float), np.asarray(rho, dtype=float)
 
 
 def _spectrum_bounds(lambda_min: Any, lambda_max: Any) -> tuple[np.ndarray, np.ndarray]:
     _check.positive(lambda_min=lambda_min, lambda_max=lambda_max)
+    _check.broadcastable(lambda_min=lambda_min, lambda_max=lambda_max)
     lo, hi = np.asarray(lambda_min, dtype=float), np.asarray(lambda_max, dtype=float)
     if np.any(lo > hi):
         raise ValueError(f"lambda_min must be <= lambda_max; got lambda_min={lambda_min!r}, lambda_max={lambda_max!r}.")
     return lo, hi
 
 
-def polynomial_rate(*, aspect_ratio: Any, rho: Any, schedule_exponent: float, lambda_min: Any = 1.0,
-                    lambda_max: Any = 1.0) -> Any:
+def polynomial_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike, schedule_exponent: float, lambda_min: ArrayLike = 1.0,
+                    lambda_max: ArrayLike = 1.0) -> np.float64 | np.ndarray:
     """Upper-bound rate of the tuned polynomial schedule η̃(t) = η̃(0)(1 − t)^α (arXiv 2505.16329).
 
     **Rate** (constants dropped), with L = ln(1/γ):
@@ -339,6 +342,7 @@ def polynomial_rate(*, aspect_ratio: Any, rho: Any, schedule_exponent: float, la
         schedule_exponent: α ∈ {0, ½} ∪ [1, ∞) (other values: ValueError, no rate is stated).
         lambda_min, lambda_max: extreme eigenvalues of Σ (0 < λ_min ≤ λ_max); 1 for Σ = I.
     """
+    _check.broadcastable(aspect_ratio=aspect_ratio, rho=rho, lambda_min=lambda_min, lambda_max=lambda_max)
     gamma, r = _rate_inputs(aspect_ratio, rho)
     lo, hi = _spectrum_bounds(lambda_min, lambda_max)
     _check.scalar(schedule_exponent=schedule_exponent)
@@ -358,7 +362,7 @@ def polynomial_rate(*, aspect_ratio: Any, rho: Any, schedule_exponent: float, la
     return _result(np.asarray(hi / lo**2 * first + second / lo**2))
 
 
-def loglog_rate(*, aspect_ratio: Any, rho: Any) -> Any:
+def loglog_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike) -> np.float64 | np.ndarray:
     """Rate (5.17) of arXiv 2505.16329: γ ln ln(1/γ) + (γ²/ρ²)(ln ln(1/γ))².
 
     **Rate** (constants dropped): Proposition 5.2 with α = ln ln(1/γ) (proof (D.99): the (5.16) expression is at
@@ -369,7 +373,8 @@ def loglog_rate(*, aspect_ratio: Any, rho: Any) -> Any:
     return _result(np.asarray(gamma * ll + gamma**2 / r**2 * ll**2))
 
 
-def harmonic_rate(*, aspect_ratio: Any, rho: Any, lambda_min: Any = 1.0, lambda_max: Any = 1.0) -> Any:
+def harmonic_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike, lambda_min: ArrayLike = 1.0,
+                  lambda_max: ArrayLike = 1.0) -> np.float64 | np.ndarray:
     """Rate of the harmonic schedule, Theorem 2 (arXiv 2505.16329, (5.19) and general form (D.106)).
 
     **Rate** (constants dropped): (λ_max/λ_min⁴) γ + (1/λ_min⁴) γ²/ρ², an upper bound reached by the construction
@@ -377,12 +382,17 @@ def harmonic_rate(*, aspect_ratio: Any, rho: Any, lambda_min: Any = 1.0, lambda_
     Ω(γ + γ²/ρ²) of Theorem 3 (:func:`minimax_lower_bound`). Shapes: all arguments broadcast.
     """
     _check.positive(aspect_ratio=aspect_ratio, rho=rho)
+    _check.broadcastable(aspect_ratio=aspect_ratio, rho=rho, lambda_min=lambda_min, lambda_max=lambda_max)
     gamma, r = np.asarray(aspect_ratio, dtype=float), np.asarray(rho, dtype=float)
     lo, hi = _spectrum_bounds(lambda_min, lambda_max)
-    return _result(np.asarray(hi / lo**4 * gamma + gamma**2 / (lo**4 * r**2)))
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        rate = np.asarray(hi / lo**4 * gamma + gamma**2 / (lo**4 * r**2))
+    _check.representable(rate, "the rate", aspect_ratio=aspect_ratio, rho=rho, lambda_min=lambda_min,
+                         lambda_max=lambda_max)
+    return _result(rate)
 
 
-def large_clip_rate(*, aspect_ratio: Any, rho: Any, clip: Any) -> Any:
+def large_clip_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike, clip: ArrayLike) -> np.float64 | np.ndarray:
     """Lower-bound rate (5.12) of arXiv 2505.16329: γ + max(1, c²) γ²/ρ² (the large-clipping penalty).
 
     **Rate** (constants and poly-log factors dropped: an Ω̃ statement). For α ∈ {0, ½}, if in addition
@@ -390,6 +400,7 @@ def large_clip_rate(*, aspect_ratio: Any, rho: Any, clip: Any) -> Any:
     inflates the privacy term by c² (proof at the end of Appendix D.1, (D.78)). Shapes: all arguments broadcast.
     """
     _check.positive(aspect_ratio=aspect_ratio, rho=rho, clip=clip)
+    _check.broadcastable(aspect_ratio=aspect_ratio, rho=rho, clip=clip)
     gamma, r, c = (np.asarray(v, dtype=float) for v in (aspect_ratio, rho, clip))
     return _result(np.asarray(gamma + np.maximum(1.0, c**2) * gamma**2 / r**2))
 
@@ -441,7 +452,8 @@ def theorem2_parameters(*, initial_risk: float, label_noise: float, lambda_min: 
     return scale, offset, clip
 
 
-def minimax_lower_bound(*, d: Any, n: Any, rho: Any, label_noise: Any, lambda_min: Any, lambda_max: Any) -> Any:
+def minimax_lower_bound(*, d: ArrayLike, n: ArrayLike, rho: ArrayLike, label_noise: ArrayLike, lambda_min: ArrayLike,
+                        lambda_max: ArrayLike) -> np.float64 | np.ndarray:
     """Minimax lower-bound curve of Theorem 3 with the explicit constants of its proof (arXiv 2505.16329, App. D.4).
 
     **Lower bound** (label ``lower_bound``; never a privacy guarantee):
@@ -521,7 +533,7 @@ def _log_scaled_upper_gamma(s: Any, x: Any) -> np.ndarray:
     return out
 
 
-def generalized_exponential_integral(beta: Any, x: Any) -> Any:
+def generalized_exponential_integral(beta: ArrayLike, x: ArrayLike) -> np.float64 | np.ndarray:
     """E_β(x) = ∫₁^∞ e^{−xt} t^{−β} dt = x^{β−1} Γ(1 − β, x) for β < 1 (Lemma D.2 of arXiv 2505.16329, (D.9)).
 
     **Exact.** Evaluated in log space through e^x Γ(1 − β, x) (scipy's regularized incomplete gamma for
@@ -539,6 +551,7 @@ def generalized_exponential_integral(beta: Any, x: Any) -> Any:
     _check.finite(beta=beta)
     _check.less_than(1.0, "1 (the Gamma form needs beta < 1)", beta=beta)
     _check.non_negative(x=x)
+    _check.broadcastable(beta=beta, x=x)
     bb, xx = np.broadcast_arrays(np.asarray(beta, dtype=float), np.asarray(x, dtype=float))
     out = np.full(bb.shape, np.inf)
     pos = xx > 0
@@ -558,8 +571,8 @@ def _surrogate_times(t: Any, *, upper: float | None) -> np.ndarray:
     return ts
 
 
-def polynomial_surrogate_risk(t: Any, *, a: float, b1: float, b2: float, schedule_exponent: float,
-                              initial_risk: float) -> Any:
+def polynomial_surrogate_risk(t: ArrayLike, *, a: float, b1: float, b2: float, schedule_exponent: float,
+                              initial_risk: float) -> np.float64 | np.ndarray:
     """Exact solution (D.89) of the polynomial-schedule surrogate ODE (D.83) of arXiv 2505.16329.
 
     **Exact** solution of dR/dt = −a(1−t)^α R + b1 (1−t)^{2α} + b2 (1−t)^{2α−1}, R(0) = ``initial_risk``.
@@ -620,7 +633,8 @@ def polynomial_surrogate_risk(t: Any, *, a: float, b1: float, b2: float, schedul
     return _result(np.asarray(risk))
 
 
-def constant_noise_surrogate_risk(t: Any, *, a: float, b1: float, b2: float, initial_risk: float) -> Any:
+def constant_noise_surrogate_risk(t: ArrayLike, *, a: float, b1: float, b2: float,
+                                  initial_risk: float) -> np.float64 | np.ndarray:
     """Exact solution (D.54) of the α = ½ surrogate dR = −a√(1−t) R + b1 (1−t) + b2 (arXiv 2505.16329).
 
     **Exact.** The special case α = ½ of :func:`polynomial_surrogate_risk` (D.89): (D.54) with E_{−1/3} and E_{1/3}.
@@ -637,8 +651,8 @@ def _shifted_decay(x: Any, log_ratio: np.ndarray) -> np.ndarray:
     return -np.expm1(-x * log_ratio) / x
 
 
-def harmonic_surrogate_risk(t: Any, *, a: float, b1: float, b2: float, harmonic_scale: float,
-                            harmonic_offset: float, initial_risk: float) -> Any:
+def harmonic_surrogate_risk(t: ArrayLike, *, a: float, b1: float, b2: float, harmonic_scale: float,
+                            harmonic_offset: float, initial_risk: float) -> np.float64 | np.ndarray:
     """Exact solution of Lemma D.5's ODE for η̃(t) = β/(t + τ) (arXiv 2505.16329, (D.100)-(D.101)).
 
     **Exact** solution of dR/dt = −a η̃ R + b1 η̃² − b2 dη̃²/dt, R(0) = ``initial_risk``. With k = aβ and
@@ -676,8 +690,8 @@ def harmonic_surrogate_risk(t: Any, *, a: float, b1: float, b2: float, harmonic_
     return _result(np.asarray(risk))
 
 
-def output_perturbation_surrogate_risk(*, initial_risk: Any, initial_learning_rate: Any, clip: Any,
-                                       aspect_ratio: Any, rho: Any) -> Any:
+def output_perturbation_surrogate_risk(*, initial_risk: ArrayLike, initial_learning_rate: ArrayLike, clip: ArrayLike,
+                                       aspect_ratio: ArrayLike, rho: ArrayLike) -> np.float64 | np.ndarray:
     """Surrogate final private risk of output perturbation (α = 0), (5.7)-(5.8) of arXiv 2505.16329.
 
     **Exact** for the surrogate: with v = η̃(0)c, (5.7) dR = −vR dt + v²γ dt has R(1) = (R(0) − γv)e^{−v} + γv, and
@@ -690,6 +704,8 @@ def output_perturbation_surrogate_risk(*, initial_risk: Any, initial_learning_ra
     """
     _check.non_negative(initial_risk=initial_risk)
     _check.positive(initial_learning_rate=initial_learning_rate, clip=clip, aspect_ratio=aspect_ratio, rho=rho)
+    _check.broadcastable(initial_risk=initial_risk, initial_learning_rate=initial_learning_rate, clip=clip,
+                         aspect_ratio=aspect_ratio, rho=rho)
     r0, eta0, c, gamma, r = (np.asarray(x, dtype=float) for x in
                              (initial_risk, initial_learning_rate, clip, aspect_ratio, rho))
     v = eta0 * c

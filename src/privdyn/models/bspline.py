@@ -38,6 +38,7 @@ MAX_SPLINE_ORDER = 20
 
 def num_basis(*, grid_size: int, spline_order: int = 3) -> int:
     """The number ``p = grid_size + spline_order`` of basis functions of the extended uniform grid."""
+    _check.scalar(grid_size=grid_size, spline_order=spline_order)
     _check.integer(minimum=1, grid_size=grid_size)
     _check.integer(minimum=0, spline_order=spline_order)
     _check.at_most(MAX_SPLINE_ORDER, spline_order=spline_order)
@@ -62,6 +63,7 @@ def _cardinal_pieces_exact(spline_order: int) -> tuple[tuple[Fraction, ...], ...
 
 def cardinal_pieces(spline_order: int, derivative: int = 0) -> np.ndarray:
     """The polynomial pieces of the cardinal B-spline ``N_k`` (a fresh array); see :func:`_cardinal_pieces`."""
+    _check.scalar(spline_order=spline_order, derivative=derivative)
     _check.integer(minimum=0, spline_order=spline_order, derivative=derivative)
     _check.at_most(MAX_SPLINE_ORDER, spline_order=spline_order)
     return _cardinal_pieces(int(spline_order), int(derivative)).copy()
@@ -127,6 +129,7 @@ def bspline_bounds(*, grid_size: int, spline_order: int = 3,
     Returns:
         ``(value_bound, first_derivative_bound, second_derivative_bound)``.
     """
+    _check.scalar(grid_size=grid_size, spline_order=spline_order)
     _check.integer(minimum=1, grid_size=grid_size)
     _check.integer(minimum=0, spline_order=spline_order)
     _check.at_most(MAX_SPLINE_ORDER, spline_order=spline_order)
@@ -146,7 +149,7 @@ def _interval(interval: tuple[float, float]) -> tuple[float, float]:
         lo, hi = interval
     except (TypeError, ValueError):
         raise TypeError(f"interval must be a pair (lo, hi); got interval={interval!r}.") from None
-    _check.finite(interval=np.asarray([lo, hi], dtype=float))
+    _check.finite(interval=_check.real_array(interval=[lo, hi]))
     if not lo < hi:
         raise ValueError(f"interval must satisfy lo < hi; got interval={interval!r}.")
     return float(lo), float(hi)
@@ -165,6 +168,7 @@ class BSplineBasis:
     interval: tuple[float, float] = (-1.0, 1.0)
 
     def __post_init__(self) -> None:
+        _check.scalar(grid_size=self.grid_size, spline_order=self.spline_order)
         _check.integer(minimum=1, grid_size=self.grid_size)
         _check.integer(minimum=0, spline_order=self.spline_order)
         _check.at_most(MAX_SPLINE_ORDER, spline_order=self.spline_order)

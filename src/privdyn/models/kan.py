@@ -55,12 +55,12 @@ __all__ = [
 
 def logistic_loss(margin: np.ndarray) -> np.ndarray:
     """``l(z) = log(1 + exp(-z))``, computed stably as ``logaddexp(0, -z)`` (the kan paper's loss, Section 3)."""
-    return np.logaddexp(0.0, -np.asarray(margin, dtype=np.float64))
+    return np.logaddexp(0.0, -_check.real_array(margin=margin))
 
 
 def logistic_loss_derivative(margin: np.ndarray) -> np.ndarray:
     """``l'(z) = -1 / (1 + exp(z)) = -expit(-z)`` (in ``[-1, 0]``)."""
-    return -special.expit(-np.asarray(margin, dtype=np.float64))
+    return -special.expit(-_check.real_array(margin=margin))
 
 
 def validate_labels(y: np.ndarray, n: int) -> np.ndarray:
@@ -89,6 +89,9 @@ class Activation:
     first_derivative_bound: float
     second_derivative_bound: float
     output_range: tuple[float, float]
+
+    def __post_init__(self) -> None:
+        _check.record(self)
 
     def derivatives(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(sigma(s), sigma'(s), sigma''(s))``."""
@@ -124,7 +127,9 @@ def activation(name: str | Activation) -> Activation:
     """The :class:`Activation` called ``name`` (``"sigmoid"`` or ``"tanh"``)."""
     if isinstance(name, Activation):
         return name
-    _check.one_of(tuple(ACTIVATIONS), activation=name)
+    if not (isinstance(name, str) and name in ACTIVATIONS):
+        choices = ", ".join(repr(a) for a in ACTIVATIONS)
+        raise ValueError(f"name (the activation) must be one of {choices}; got name={_check._short(name)}.")
     return ACTIVATIONS[name]
 
 

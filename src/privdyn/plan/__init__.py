@@ -48,7 +48,7 @@ def __dir__() -> list[str]:
 
 def plan(family: str, **options: Any) -> Plan:
     """``privdyn.plan.<family>(**options)``: the plan of one family by name (one of :data:`FAMILIES`)."""
-    if family not in FAMILIES:
+    if not (isinstance(family, str) and family in FAMILIES):
         raise ValueError(f"family must be one of {', '.join(FAMILIES)}; got family={family!r}.")
     function = __getattr__(family)
     result: Plan = function(**options)

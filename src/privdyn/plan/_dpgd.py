@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.plan._budget import Budget, PlanningShare, budget, rho_from_zcdp, zcdp_for_epsilon, zcdp_statement
@@ -323,10 +324,12 @@ def _risk_curve(m: DPGDModel, found: Found, rho: float) -> Any:
         label_noise=m.label_noise, times=CURVE_TIMES, rtol=FINAL_RTOL)
 
 
-def dpgd(*, n: int | None = None, d: int | None = None, spectrum: Any = "identity", target_norm: float | None = None,
+def dpgd(*, n: int | None = None, d: int | None = None, spectrum: str | Spectrum | ArrayLike = "identity",
+         target_norm: float | None = None,
          target_exponent: float | None = None, label_noise: float | None = None, epsilon: float | None = None,
          delta: float | None = None, rho: float | None = None, zcdp: float | None = None,
-         schedules: Sequence[str] = SCHEDULES, data: Any = None, label_column: str | int | None = None,
+         schedules: Sequence[str] = SCHEDULES, data: str | Path | tuple[ArrayLike, ArrayLike] | None = None,
+         label_column: str | int | None = None,
          public_stats: bool = False, planning_share: float | None = None, feature_norm_bound: float | None = None,
          label_bound: float | None = None, rng: np.random.Generator | None = None) -> DPGDPlan:
     """Plan one-pass clipped DP-GD (arXiv 2505.16329) for a privacy budget: hyper-parameters, predicted risk, guarantee.

@@ -28,15 +28,20 @@ import dataclasses
 import math
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.plan._budget import PlanningShare, PrivacyStatement
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
 from privdyn.privacy.labels import Guarantee, NeighboringRelation
 from privdyn.schedules import Constant
+
+if TYPE_CHECKING:
+
+    from privdyn.spectra import Spectrum
 
 __all__ = ["HSGDPlan", "hsgd", "STEP_FRACTIONS"]
 
@@ -173,9 +178,9 @@ def _search(s: _Setting, target: float) -> dict[str, Any]:
     return {"rows": rows, "smallest": best, "evaluations": evaluations}
 
 
-def hsgd(*, n: int, d: int | None = None, spectrum: Any = "identity", target_norm: float = 1.0,
-         label_noise: float, ridge: float, renyi_order: float, rdp_epsilon: float, num_pairs: int = 5,
-         seed: int = 0) -> HSGDPlan:
+def hsgd(*, n: int, d: int | None = None, spectrum: str | Spectrum | ArrayLike = "identity",
+         target_norm: float = 1.0, label_noise: float, ridge: float, renyi_order: float, rdp_epsilon: float,
+         num_pairs: int = 5, seed: int = 0) -> HSGDPlan:
     """Plan one-pass noisy SGD on least squares for a surrogate Rényi target (arXiv 2510.16687).
 
     Args:

@@ -7,28 +7,24 @@ half-written file. matplotlib (Agg backend) is imported only here, when a figure
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from privdyn.experiments.outputs import atomic_path
 from privdyn.plan._plan import ParetoFront, Plan, Verification
 
 __all__ = ["write_plan"]
 
 
 def _atomic_write(path: Path, write: Any) -> None:
-    """Call ``write(tmp_path)``, then rename the temporary file to ``path``; the temporary is removed on error."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Call ``write(tmp_path)``, then rename the temporary file to ``path``; the temporary is removed on error.
+
+    The file gets the permissions of any new file (0666 less the umask), like every output of the runner.
+    """
+    with atomic_path(path) as tmp:
+        write(tmp)
 
 
 def _figure(plan: Plan, pareto: ParetoFront | None, path: Path) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn.plan import FAMILIES
 from privdyn.plan._budget import PrivacyStatement
@@ -55,11 +56,11 @@ class Alternative:
     """
 
     name: str
-    hyperparameters: Mapping[str, Any]
+    hyperparameters: Mapping[str, float | str]
     predicted_risk: float
     note: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"name": self.name, **json_ready(dict(self.hyperparameters)),
                 "predicted_risk": json_ready(self.predicted_risk), "note": self.note}
 
@@ -93,7 +94,7 @@ class Verification:
     note: str
 
     @classmethod
-    def from_runs(cls, runs: Any, *, predicted: float, quantity: str, seed: int, note: str,
+    def from_runs(cls, runs: ArrayLike, *, predicted: float, quantity: str, seed: int, note: str,
                   one_sided: bool = False) -> Verification:
         """Summary statistics of ``runs``; ``one_sided``: the prediction is an upper bound (mean <= bound + z·SE)."""
         x = np.asarray(runs, dtype=float).ravel()
@@ -110,7 +111,7 @@ class Verification:
         return cls(num_runs=int(x.size), seed=int(seed), quantity=quantity, predicted=float(predicted), measured=x,
                    mean=mean, standard_deviation=sd, standard_error=se, z=z, within=within, note=note)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return json_ready({"num_runs": self.num_runs, "seed": self.seed, "quantity": self.quantity,
                            "predicted": self.predicted, "mean": self.mean,
                            "standard_deviation": self.standard_deviation, "standard_error": self.standard_error,
@@ -140,10 +141,10 @@ class ParetoFront:
     budgets: np.ndarray
     predicted: np.ndarray
     quantity: str
-    hyperparameters: tuple[Mapping[str, Any], ...]
+    hyperparameters: tuple[Mapping[str, float | str], ...]
     note: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return json_ready({"budget_name": self.budget_name, "budgets": self.budgets, "predicted": self.predicted,
                            "quantity": self.quantity, "hyperparameters": [dict(h) for h in self.hyperparameters],
                            "note": self.note})
@@ -169,8 +170,8 @@ class Plan(abc.ABC):
     """
 
     family: str
-    inputs: Mapping[str, Any]
-    hyperparameters: Mapping[str, Any]
+    inputs: Mapping[str, object]
+    hyperparameters: Mapping[str, float | str]
     per_step: Mapping[str, np.ndarray]
     predicted_risk: float
     quantity: str
@@ -179,7 +180,7 @@ class Plan(abc.ABC):
     alternatives: tuple[Alternative, ...]
     privacy: PrivacyStatement
     notes: tuple[str, ...] = ()
-    search: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    search: Mapping[str, object] = dataclasses.field(default_factory=dict)
 
     # --- family-specific actions ------------------------------------------------------------------------------
 
@@ -191,7 +192,7 @@ class Plan(abc.ABC):
     def pareto_front(self, budgets: Sequence[float] | None = None, *, num_points: int = 7) -> ParetoFront:
         """The predicted utility against the budget, re-optimizing the chosen family at every budget."""
 
-    def privacy_fields(self) -> dict[str, Any]:
+    def privacy_fields(self) -> dict[str, object]:
         """The top-level privacy keys of the JSON (``epsilon``, ``delta``, ``zcdp``, ``guarantee``, ...)."""
         p = self.privacy
         return {"epsilon": p.epsilon, "delta": p.delta, "zcdp": p.zcdp, "guarantee": p.guarantee.value,
@@ -200,7 +201,7 @@ class Plan(abc.ABC):
     # --- output -------------------------------------------------------------------------------------------------
 
     def to_json(self, *, pareto_front: ParetoFront | None = None,
-                verification: Verification | None = None) -> dict[str, Any]:
+                verification: Verification | None = None) -> dict[str, object]:
         """The plan as one JSON-ready dictionary (ARCHITECTURE.md vocabulary; arrays as lists)."""
         from privdyn import __version__
 

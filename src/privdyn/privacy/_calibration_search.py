@@ -115,15 +115,16 @@ def _window(full: np.ndarray, center: float, width: float) -> np.ndarray:
     return full[lo:hi + 1]
 
 
-def smallest_safe(fn: Callable[[float], float], target: float, guess: float, rtol: float) -> float:
+def smallest_safe(fn: Callable[[float], float], target: float, guess: float, rtol: float,
+                  first_step: float = 0.05) -> float:
     """The upper end ``hi`` of an evaluated bracket ``fn(lo) > target >= fn(hi)`` with ``hi / lo - 1 <= rtol``.
 
-    ``fn`` is decreasing. The bracket is found from ``guess`` by steps whose log-size doubles (5% first, so a good
-    guess costs two or three evaluations), then narrowed by regula falsi in (log x, log fn) with the Illinois
-    modification, falling back to bisection. Only evaluated points enter the bracket, so ``fn(hi) <= target``
-    holds exactly as computed.
+    ``fn`` is decreasing. The bracket is found from ``guess`` by steps whose log-size doubles (``first_step``
+    relative first, 5% by default, so a good guess costs two or three evaluations), then narrowed by regula falsi
+    in (log x, log fn) with the Illinois modification, falling back to bisection. Only evaluated points enter the
+    bracket, so ``fn(hi) <= target`` holds exactly as computed.
     """
-    step = math.log(1.05)
+    step = math.log1p(first_step)
     hi = guess
     f_hi = fn(hi)
     lo, f_lo = hi, f_hi
@@ -180,14 +181,25 @@ def zcdp_guess(*, sampling_prob: float, num_steps: int, epsilon: float, delta: f
 def _poisson_start(*, sampling_prob: float, num_steps: int, epsilon: float, delta: float) -> tuple[float, float]:
     """The Poisson-RDP calibration over integer orders (closed form, cheap): ``(z, optimal order at z)``."""
     full = _full_orders()
-    orders = full[full == np.round(full)]
+    integers = full[full == np.round(full)]
+    z = zcdp_guess(sampling_prob=sampling_prob, num_steps=num_steps, epsilon=epsilon, delta=delta)
+    # The optimal order of the zCDP approximation, 1 + sqrt(log(1/delta) / rho): the large orders (128 .. 1024, whose
+    # cost grows with the order) are evaluated only when the optimum is near them.
+    rho = num_steps * sampling_prob**2 / (2.0 * z**2)
+    center, width = 1.0 + math.sqrt(-math.log(delta) / rho), 4.0
+    while True:
+        orders = _window(integers, max(center, 2.0), width)
 
-    def fn(z: float) -> float:
-        return _epsilon_and_order(orders, poisson_rdp(z, sampling_prob, num_steps, orders), delta)[0]
+        def fn(z: float, orders: np.ndarray = orders) -> float:
+            return _epsilon_and_order(orders, poisson_rdp(z, sampling_prob, num_steps, orders), delta)[0]
 
-    guess = zcdp_guess(sampling_prob=sampling_prob, num_steps=num_steps, epsilon=epsilon, delta=delta)
-    z = smallest_safe(fn, epsilon, guess, 2e-2)
-    return z, _epsilon_and_order(orders, poisson_rdp(z, sampling_prob, num_steps, orders), delta)[1]
+        z = smallest_safe(fn, epsilon, z, 2e-2)
+        best = _epsilon_and_order(orders, poisson_rdp(z, sampling_prob, num_steps, orders), delta)[1]
+        at_low_edge = best == orders[0] and orders[0] != integers[0]
+        at_high_edge = best == orders[-1] and orders[-1] != integers[-1]
+        if not (at_low_edge or at_high_edge) or orders.size == integers.size:
+            return z, best
+        center, width = best, width * 2.0
 
 
 def calibrate_wor_rdp(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: float,
@@ -207,7 +219,7 @@ def calibrate_wor_rdp(*, n: int, batch_size: int, num_steps: int, epsilon: float
     # At small q, Wang-Balle-Kasiviswanathan's replace-one bound is about four times the Poisson add-remove RDP at
     # the same dp-accounting multiplier (the j = 2 term), so the root is near twice the Poisson one.
     z *= 2.0
-    width = 1.25
+    width, first_step, shifts = 1.25, 0.05, 0
     while True:
         orders = _window(full, max(center, 1.0 + 1e-3), width)
 
@@ -215,14 +227,18 @@ def calibrate_wor_rdp(*, n: int, batch_size: int, num_steps: int, epsilon: float
             return wor_rdp_epsilon(z, n=n, batch_size=batch_size, num_steps=num_steps, delta=delta,
                                    orders=orders)[0]
 
-        z = smallest_safe(fn, epsilon, z, rtol)
+        z = smallest_safe(fn, epsilon, z, rtol, first_step)
         value, best = wor_rdp_epsilon(z, n=n, batch_size=batch_size, num_steps=num_steps, delta=delta,
                                       orders=orders)
         at_low_edge = best == orders[0] and orders[0] != full[0]
         at_high_edge = best == orders[-1] and orders[-1] != full[-1]
         if not (at_low_edge or at_high_edge) or orders.size == full.size:
             return z, value
-        center, width = best, width * 2.0
+        # Re-centre the window on the edge optimum (the cost of an evaluation grows with the window: widen only
+        # when re-centring alone has not caught the optimum). A wider window can only lower epsilon, so the root
+        # moves down from z, usually by far less than 5%: the next search starts with a small step.
+        shifts += 1
+        center, width, first_step = best, width * 2.0 if shifts > 1 else width, max(8.0 * rtol, 1e-3)
 
 
 # ---------------------------------------------------------------------------------------------------------------

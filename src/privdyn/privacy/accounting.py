@@ -153,6 +153,9 @@ class AllowListRow:
     epsilon: EpsilonFn = dataclasses.field(repr=False, compare=False)
     noise_multiplier: NoiseMultiplierFn = dataclasses.field(repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
     def describe(self) -> str:
         """One line: ``noise / sampler / neighboring: accountant (label)``."""
         return f"{self.noise} / {self.sampler} / {self.neighboring.value}: {self.accountant} ({self.guarantee.value})"

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import scipy.optimize
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 
@@ -164,7 +165,7 @@ def _balle_epsilon(order: float, rdp: float, delta: float) -> float:
 
 
 def rdp_to_epsilon(
-    renyi_orders: Any, rdp_epsilons: Any, *, delta: float, method: str = "balle2020"
+    renyi_orders: ArrayLike, rdp_epsilons: ArrayLike, *, delta: float, method: str = "balle2020"
 ) -> tuple[float, float]:
     """The smallest epsilon such that an RDP curve implies (epsilon, delta)-DP, and the order achieving it.
 
@@ -233,7 +234,7 @@ def _mironov_delta(order: float, rdp: float, epsilon: float) -> float:
 
 
 def rdp_to_delta(
-    renyi_orders: Any, rdp_epsilons: Any, *, epsilon: float, method: str = "balle2020"
+    renyi_orders: ArrayLike, rdp_epsilons: ArrayLike, *, epsilon: float, method: str = "balle2020"
 ) -> tuple[float, float]:
     """The smallest delta such that an RDP curve implies (epsilon, delta)-DP, and the order achieving it.
 
@@ -328,7 +329,7 @@ def _bun_steinke_epsilon(zcdp: np.ndarray, delta: np.ndarray) -> np.ndarray:
     return value * (1.0 + _ROUNDING)
 
 
-def zcdp_to_epsilon(zcdp: Any, *, delta: Any, method: str = "bun_steinke") -> float | np.ndarray:
+def zcdp_to_epsilon(zcdp: ArrayLike, *, delta: ArrayLike, method: str = "bun_steinke") -> float | np.ndarray:
     """The epsilon such that ``zcdp``-zCDP implies (epsilon, delta)-DP.
 
     ``"bun_steinke"`` (default): Bun & Steinke 2016 (arXiv:1605.02065v1) Proposition 1.3,
@@ -366,7 +367,7 @@ def zcdp_to_epsilon(zcdp: Any, *, delta: Any, method: str = "bun_steinke") -> fl
     return _output(values.reshape(rho.shape), scalar)
 
 
-def optimal_renyi_order(zcdp: Any, *, delta: Any, method: str = "bun_steinke") -> float | np.ndarray:
+def optimal_renyi_order(zcdp: ArrayLike, *, delta: ArrayLike, method: str = "bun_steinke") -> float | np.ndarray:
     """The Renyi order at which :func:`zcdp_to_epsilon` is attained.
 
     ``"bun_steinke"``: ``1 + sqrt(log(1/delta) / zcdp)`` (the minimizer of Mironov's conversion
@@ -434,7 +435,7 @@ def _optimal_zcdp_scalar(epsilon: float, delta: float) -> float:
     return _largest_safe(lambda rho: gap(rho) <= 0.0, low, root)
 
 
-def epsilon_to_zcdp(epsilon: Any, *, delta: Any, method: str = "bun_steinke") -> float | np.ndarray:
+def epsilon_to_zcdp(epsilon: ArrayLike, *, delta: ArrayLike, method: str = "bun_steinke") -> float | np.ndarray:
     """The largest zcdp such that zcdp-zCDP implies (epsilon, delta)-DP (inverse of :func:`zcdp_to_epsilon`).
 
     ``"bun_steinke"``: the closed form ``(sqrt(log(1/delta) + epsilon) - sqrt(log(1/delta)))**2``, evaluated
@@ -469,7 +470,7 @@ def epsilon_to_zcdp(epsilon: Any, *, delta: Any, method: str = "bun_steinke") ->
     return _output(values.reshape(eps.shape), scalar)
 
 
-def zcdp_to_rdp(zcdp: Any, renyi_order: Any) -> float | np.ndarray:
+def zcdp_to_rdp(zcdp: ArrayLike, renyi_order: ArrayLike) -> float | np.ndarray:
     """The RDP value ``zcdp * renyi_order`` implied by ``zcdp``-zCDP (Bun & Steinke 2016, Definition 1.1).
 
     Shapes: zcdp and renyi_order broadcast together; scalars give a float.
@@ -480,7 +481,7 @@ def zcdp_to_rdp(zcdp: Any, renyi_order: Any) -> float | np.ndarray:
     return _output(rho * order, scalar)
 
 
-def gaussian_zcdp(*, sensitivity: Any, noise_std: Any) -> float | np.ndarray:
+def gaussian_zcdp(*, sensitivity: ArrayLike, noise_std: ArrayLike) -> float | np.ndarray:
     """zCDP of the Gaussian mechanism: ``sensitivity**2 / (2 noise_std**2)`` (Bun & Steinke 2016, Prop. 1.6).
 
     ``sensitivity`` is the l2 sensitivity of the released quantity and ``noise_std`` the absolute standard

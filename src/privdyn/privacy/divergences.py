@@ -47,10 +47,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import scipy.linalg
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 
@@ -247,7 +248,8 @@ def _dense_inputs(
 # ----------------------------------------------------------------------------------------------------
 
 
-def renyi_gaussian(renyi_order: float, *, mean1: Any, cov1: Any, mean2: Any, cov2: Any) -> float:
+def renyi_gaussian(renyi_order: float, *, mean1: ArrayLike, cov1: ArrayLike, mean2: ArrayLike,
+                   cov2: ArrayLike) -> float:
     """Renyi divergence ``D_alpha(N(mean1, cov1) || N(mean2, cov2))`` of order ``alpha = renyi_order > 1``.
 
     Implements the Gaussian formula of Gil, Alajaji & Linder (2013) with the mixture
@@ -284,7 +286,7 @@ def renyi_gaussian(renyi_order: float, *, mean1: Any, cov1: Any, mean2: Any, cov
     return _renyi_from_spectrum(alpha, x, w)
 
 
-def kl_gaussian(*, mean1: Any, cov1: Any, mean2: Any, cov2: Any) -> float:
+def kl_gaussian(*, mean1: ArrayLike, cov1: ArrayLike, mean2: ArrayLike, cov2: ArrayLike) -> float:
     """Kullback-Leibler divergence ``KL(N(mean1, cov1) || N(mean2, cov2))``.
 
     ``(tr(cov2^{-1} cov1) - d + Delta^T cov2^{-1} Delta + log det cov2 - log det cov1) / 2``, the ``alpha ->
@@ -383,7 +385,7 @@ class DiagonalPlusLowRank:
         object.__setattr__(self, "_log_diagonal_sum", _fsum(np.log(diagonal)))
 
     @classmethod
-    def from_symmetric_core(cls, *, diagonal: Any, factor: Any, core: Any) -> DiagonalPlusLowRank:
+    def from_symmetric_core(cls, *, diagonal: np.ndarray, factor: ArrayLike, core: ArrayLike) -> DiagonalPlusLowRank:
         """``diag(diagonal) + factor @ core @ factor.T`` for a symmetric ``core`` (r, r), e.g. hsgd's ``S_i``.
 
         The core is diagonalized (``core = V diag(c) V^T``), giving ``factor @ V`` and coefficients ``c``.
@@ -434,7 +436,7 @@ class DiagonalPlusLowRank:
         eigvals, vecs = _core_eigen(r, self.coefficients)
         return q @ vecs, eigvals / (1.0 + eigvals)
 
-    def solve(self, v: Any) -> np.ndarray:
+    def solve(self, v: ArrayLike) -> np.ndarray:
         """``M^{-1} v`` by Woodbury's identity, O(d r) per right-hand side. Shapes: (d,) or (d, k) -> same."""
         _check.finite(v=v)
         arr = np.asarray(v, dtype=float)
@@ -571,9 +573,9 @@ def _kl_lowrank_general(m1: np.ndarray, cov1: DiagonalPlusLowRank, m2: np.ndarra
 def renyi_gaussian_lowrank(
     renyi_order: float,
     *,
-    mean1: Any,
+    mean1: ArrayLike,
     cov1: DiagonalPlusLowRank,
-    mean2: Any,
+    mean2: ArrayLike,
     cov2: DiagonalPlusLowRank,
 ) -> float:
     """:func:`renyi_gaussian` for diagonal-plus-low-rank covariances, in O(d r^2 + r^3) with r = r1 + r2.
@@ -611,7 +613,8 @@ def renyi_gaussian_lowrank(
     return _renyi_lowrank_general(alpha, m1, cov1, m2, cov2)
 
 
-def kl_gaussian_lowrank(*, mean1: Any, cov1: DiagonalPlusLowRank, mean2: Any, cov2: DiagonalPlusLowRank) -> float:
+def kl_gaussian_lowrank(*, mean1: ArrayLike, cov1: DiagonalPlusLowRank, mean2: ArrayLike,
+                        cov2: DiagonalPlusLowRank) -> float:
     """:func:`kl_gaussian` for diagonal-plus-low-rank covariances, in O(d r^2 + r^3).
 
     With a common diagonal the divergence is reduced exactly to the span of the factors and the mean gap (as
@@ -629,7 +632,8 @@ def kl_gaussian_lowrank(*, mean1: Any, cov1: DiagonalPlusLowRank, mean2: Any, co
     return _kl_lowrank_general(m1, cov1, m2, cov2)
 
 
-def renyi_gaussian_symmetric_sup(renyi_order: float, *, mean1: Any, cov1: Any, mean2: Any, cov2: Any) -> float:
+def renyi_gaussian_symmetric_sup(renyi_order: float, *, mean1: ArrayLike, cov1: ArrayLike | DiagonalPlusLowRank,
+                                 mean2: ArrayLike, cov2: ArrayLike | DiagonalPlusLowRank) -> float:
     """``max(D_alpha(P || Q), D_alpha(Q || P))`` for ``P = N(mean1, cov1)``, ``Q = N(mean2, cov2)``.
 
     The supremum over both argument orders, which the hsgd accountant takes (seed 000 section 4.3 and
@@ -662,6 +666,7 @@ def renyi_gaussian_symmetric_sup(renyi_order: float, *, mean1: Any, cov1: Any, m
         forward = _renyi_from_spectrum(alpha, *_whitened_spectrum(chol1, c2 - c1, m1 - m2))
         backward = _renyi_from_spectrum(alpha, *_whitened_spectrum(chol2, c1 - c2, m2 - m1))
         return max(forward, backward)
+    cov1, cov2 = cast(DiagonalPlusLowRank, cov1), cast(DiagonalPlusLowRank, cov2)  # both, by the check above
     m1, m2 = _lowrank_inputs(mean1, cov1, mean2, cov2)
     if np.array_equal(cov1.diagonal, cov2.diagonal):
         red = _reduce_common_diagonal(m1, cov1, m2, cov2)

@@ -30,6 +30,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from privdyn import _check
@@ -83,7 +84,7 @@ def ye_shokri_step_rdp(renyi_order: float, *, noise_multiplier: float, contracti
 
 
 def ye_shokri_rdp(renyi_order: float, *, noise_multiplier: float, contraction: float, num_steps: int,
-                  iterates: Any = None) -> PrivacyLoss:
+                  iterates: ArrayLike | None = None) -> PrivacyLoss:
     """Ye & Shokri's one-epoch last-iterate RDP of shuffled noisy clipped SGD (arXiv 2203.05363), labelled ``bound``.
 
     See the module docstring for the formula and its assumptions. For the clipped runs of the hsgd paper's Figure 3(b)

@@ -22,6 +22,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.privacy import conversions
@@ -51,7 +52,7 @@ def validate_step_sizes(step_sizes: Any) -> np.ndarray:
     An increasing schedule would need negative noise variances in Proposition 4.1's calibration; the message names
     the first index where ``step_sizes`` increases.
     """
-    eta = np.asarray(step_sizes, dtype=float)
+    eta = _check.real_array(step_sizes=step_sizes)
     if eta.ndim != 1 or eta.size == 0:
         raise ValueError(f"step_sizes must be a non-empty 1-D array; got shape {eta.shape}.")
     _check.non_negative(step_sizes=eta)
@@ -73,7 +74,7 @@ def _rho(rho: Any) -> float:
     return rho
 
 
-def noise_calibration(step_sizes: Any, *, rho: float) -> np.ndarray:
+def noise_calibration(step_sizes: ArrayLike, *, rho: float) -> np.ndarray:
     """The noise-optimal multipliers σ_k of Proposition 4.1 (eq. 4.2 of arXiv 2505.16329v2).
 
     Every ratio η_k / sqrt(Σ_{j≥k} σ_j²) of Proposition 4.1 is made equal to ``rho``:
@@ -106,7 +107,7 @@ def noise_calibration(step_sizes: Any, *, rho: float) -> np.ndarray:
     return sigma
 
 
-def privacy_level(step_sizes: Any, noise_multipliers: Any) -> PrivacyLoss:
+def privacy_level(step_sizes: ArrayLike, noise_multipliers: ArrayLike) -> PrivacyLoss:
     """The privacy level ρ of one-pass DP-GD with arbitrary schedules (Proposition 4.1, arXiv 2505.16329v2).
 
         ρ = max_{k: η_k > 0} η_k / sqrt(Σ_{j≥k} σ_j²),
@@ -128,8 +129,8 @@ def privacy_level(step_sizes: Any, noise_multipliers: Any) -> PrivacyLoss:
         An upper bound (label ``bound``) on the privacy level of the final iterate θ_n only, under the
         assumptions listed in ``source``. Releasing any intermediate iterate voids it.
     """
-    eta = np.asarray(step_sizes, dtype=float)
-    sigma = np.asarray(noise_multipliers, dtype=float)
+    eta = _check.real_array(step_sizes=step_sizes)
+    sigma = _check.real_array(noise_multipliers=noise_multipliers)
     if eta.ndim != 1 or eta.size == 0:
         raise ValueError(f"step_sizes must be a non-empty 1-D array; got shape {eta.shape}.")
     if sigma.shape != eta.shape:
@@ -147,7 +148,7 @@ def privacy_level(step_sizes: Any, noise_multipliers: Any) -> PrivacyLoss:
                        neighboring=NeighboringRelation.REPLACE_ONE, source=_SOURCE)
 
 
-def rho_to_zcdp(rho: Any) -> float | np.ndarray:
+def rho_to_zcdp(rho: ArrayLike) -> float | np.ndarray:
     """The standard zCDP parameter ρ²/2 of the dpgd paper's privacy level ``rho`` (its Definition 3.1).
 
     Shapes: scalar -> float, array -> array. Raises ``ValueError`` above about ρ = 1.9e154, where ρ²/2 exceeds the
@@ -160,7 +161,7 @@ def rho_to_zcdp(rho: Any) -> float | np.ndarray:
     return float(values) if values.ndim == 0 else values
 
 
-def rho_to_epsilon(rho: Any, *, delta: Any, method: str = "bun_steinke") -> float | np.ndarray:
+def rho_to_epsilon(rho: ArrayLike, *, delta: ArrayLike, method: str = "bun_steinke") -> float | np.ndarray:
     """The ε such that ρ²/2-zCDP implies (ε, δ)-DP.
 
     ``"bun_steinke"`` is the paper's Proposition A.3 (Bun & Steinke 2016): ε = ρ²/2 + ρ·sqrt(2 ln(1/δ));
@@ -172,7 +173,7 @@ def rho_to_epsilon(rho: Any, *, delta: Any, method: str = "bun_steinke") -> floa
     return conversions.zcdp_to_epsilon(rho_to_zcdp(rho), delta=delta, method=method)
 
 
-def epsilon_to_rho(epsilon: Any, *, delta: Any, method: str = "bun_steinke") -> float | np.ndarray:
+def epsilon_to_rho(epsilon: ArrayLike, *, delta: ArrayLike, method: str = "bun_steinke") -> float | np.ndarray:
     """The largest ρ whose ρ²/2-zCDP implies (ε, δ)-DP (inverse of :func:`rho_to_epsilon`).
 
     ``"bun_steinke"`` gives ρ = sqrt(2 ln(1/δ) + 2ε) − sqrt(2 ln(1/δ)) (the inverse of Proposition A.3 of Bombari et

@@ -72,8 +72,12 @@ class PrivacyLoss:
     sampler: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "guarantee", Guarantee(self.guarantee))
-        object.__setattr__(self, "neighboring", NeighboringRelation(self.neighboring))
+        for name, kind in (("guarantee", Guarantee), ("neighboring", NeighboringRelation)):
+            try:
+                object.__setattr__(self, name, kind(getattr(self, name)))
+            except (ValueError, TypeError):
+                choices = ", ".join(repr(member.value) for member in kind)
+                raise ValueError(f"{name} must be one of {choices}; got {name}={getattr(self, name)!r}.") from None
         if self.sampler is not None and self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {SAMPLERS!r} or None; got sampler={self.sampler!r}.")
 

@@ -5,9 +5,9 @@ engine it checks (:mod:`privdyn.dynamics.dpgd`)."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import integrate
 
 __all__ = ["reference_risk_ode"]
@@ -21,9 +21,9 @@ def _mu_nu_printed(c_prime: float) -> tuple[float, float]:
     return mu, nu
 
 
-def reference_risk_ode(*, eigenvalues: Any, theta_star: Any, aspect_ratio: float, clip: float, rho: float,
+def reference_risk_ode(*, eigenvalues: ArrayLike, theta_star: ArrayLike, aspect_ratio: float, clip: float, rho: float,
                        label_noise: float, initial_learning_rate: float, schedule_exponent: float,
-                       times: Any, rtol: float = 1e-10) -> tuple[np.ndarray, float]:
+                       times: ArrayLike, rtol: float = 1e-10) -> tuple[np.ndarray, float]:
     """R(t) of Definition 4.2 (eq. 4.7 of arXiv 2505.16329) for η̃(t) = η̃(0)(1 − t)^α, by scipy's LSODA.
 
     Written independently of :mod:`privdyn.dynamics.dpgd` (the reference of ``dpgd-fig1``'s solver invariant):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from privdyn.dynamics import hsgd as dyn
@@ -76,8 +76,9 @@ def _pair_subspace(group_of: np.ndarray, num_groups: int, a1: np.ndarray, a2: np
     return _Subspace(groups=np.asarray(groups, dtype=np.int64), coords1=np.asarray(c1), coords2=np.asarray(c2))
 
 
-def reference_divergences(renyi_order: float, law: dyn.HSGDLaw, *, feature: Any, label: float, other_feature: Any,
-                          other_label: float, iterate: int, positions: Any) -> tuple[np.ndarray, np.ndarray]:
+def reference_divergences(renyi_order: float, law: dyn.HSGDLaw, *, feature: ArrayLike, label: float,
+                          other_feature: ArrayLike,
+                          other_label: float, iterate: int, positions: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """D_α(k; ℓ, θ) (eq. (14) of the paper, correct order) in both orders, by restriction to a small subspace.
 
     Independent of :mod:`privdyn.privacy.hsgd` (the reference of this module's invariants). In the eigenbasis of Σ the
@@ -153,7 +154,7 @@ def _mixture(alpha: float, worst: np.ndarray, num_steps: int, iterate: int) -> f
 
 
 def reference_rdp_epsilon(renyi_order: float, law: dyn.HSGDLaw, pairs: priv.NeighboringPairs, *, num_steps: int,
-                          iterates: Any) -> np.ndarray:
+                          iterates: ArrayLike) -> np.ndarray:
     """rdp_epsilon(k) of Theorem 4.3, eq. (15), from :func:`reference_divergences` (sup over pairs, both orders).
 
     (1/(α − 1))[logsumexp({log(n − k)} ∪ {(α − 1) max_θ D_α(k; ℓ, θ) : ℓ = 0..k − 1}) − log n] (Lemma C.3; eq. (15)).
@@ -173,7 +174,8 @@ def reference_rdp_epsilon(renyi_order: float, law: dyn.HSGDLaw, pairs: priv.Neig
     return out
 
 
-def dense_divergences(renyi_order: float, law: dyn.HSGDLaw, *, feature: Any, label: float, other_feature: Any,
+def dense_divergences(renyi_order: float, law: dyn.HSGDLaw, *, feature: ArrayLike, label: float,
+                      other_feature: ArrayLike,
                       other_label: float, iterate: int, position: int) -> dict[str, float]:
     """D_α(k; ℓ, θ) in both orders from dense d × d matrices (Lemma C.1's laws, Lemma C.2's divergence).
 
@@ -215,7 +217,7 @@ def dense_divergences(renyi_order: float, law: dyn.HSGDLaw, *, feature: Any, lab
 
 
 def reference_ye_shokri(renyi_order: float, *, noise_multiplier: float, contraction: float, num_steps: int,
-                        iterates: Any) -> np.ndarray:
+                        iterates: ArrayLike) -> np.ndarray:
     """Ye & Shokri's last-iterate RDP trajectory (arXiv 2203.05363; Figure 3(b)), computed independently.
 
     If the differing record is used j steps before the end, the two last iterates are Gaussians with mean gap at most

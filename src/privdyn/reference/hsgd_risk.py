@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import integrate
 
 from privdyn.data.hsgd_design import UniformDesign
@@ -50,8 +50,8 @@ def _reference_inputs(design: UniformDesign, step_size: float, ridge: float) -> 
     return lam, lam + ridge, step_size * d
 
 
-def reference_moments(design: UniformDesign, *, x0: Any, init_variance: float, step_size: float, ridge: float,
-                      noise_std: float, times: Any) -> ReferenceMoments:
+def reference_moments(design: UniformDesign, *, x0: np.ndarray, init_variance: float, step_size: float, ridge: float,
+                      noise_std: float, times: ArrayLike) -> ReferenceMoments:
     """E𝒫(X_t) and the law's variances from the moment closure of HSGD (1) (Itô's formula (29)), solved
     independently.
 

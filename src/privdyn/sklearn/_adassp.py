@@ -27,9 +27,9 @@ every ε. The guarantee is exact composition of Gaussian mechanisms converted to
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.sklearn._base import Preprocessed, PrivateLinearModel, generator_from
@@ -64,7 +64,7 @@ class AdaSSPRegression(PrivateLinearModel):
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
                  label_bound: float | None = None, fit_intercept: bool = True, failure_probability: float = 0.05,
-                 random_state: Any = None) -> None:
+                 random_state: int | np.random.Generator | np.random.RandomState | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.feature_norm = feature_norm
@@ -73,7 +73,7 @@ class AdaSSPRegression(PrivateLinearModel):
         self.failure_probability = failure_probability
         self.random_state = random_state
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> AdaSSPRegression:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> AdaSSPRegression:
         """Fit privately (three Gaussian releases of sufficient statistics); returns self."""
         from privdyn.plan._budget import PlanningShare, zcdp_for_epsilon, zcdp_statement
         from privdyn.privacy.labels import NeighboringRelation

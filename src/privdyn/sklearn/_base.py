@@ -51,7 +51,7 @@ _EXPECTED_FAILED_CHECKS = {
 }
 
 
-def expected_failed_checks(estimator: Any = None) -> dict[str, str]:
+def expected_failed_checks(estimator: object = None) -> dict[str, str]:
     """The checks of ``sklearn.utils.estimator_checks`` that cannot apply to a private regressor, with the reason.
 
     Pass it as ``check_estimator(estimator, expected_failed_checks=expected_failed_checks(estimator))``.
@@ -78,6 +78,8 @@ def generator_from(random_state: Any) -> np.random.Generator:
 
 def _check_finite(name: str, values: np.ndarray) -> None:
     """ValueError naming the first NaN or infinite entry (scikit-learn's checks look for 'NaN' or 'inf')."""
+    if np.isfinite(values).all():  # the common case, without building an index array of the bad entries
+        return
     bad = np.argwhere(~np.isfinite(values))
     if bad.size:
         where = f"{name}[{', '.join(str(i) for i in bad[0])}]"
@@ -97,12 +99,13 @@ class Preprocessed:
     def __init__(self, features: np.ndarray, labels: np.ndarray, *, feature_norm: float, label_bound: float,
                  fit_intercept: bool) -> None:
         n, d = features.shape
-        norms = np.linalg.norm(features, axis=1)
+        norms = np.sqrt(np.einsum("ij,ij->i", features, features))
         factors = np.minimum(1.0, feature_norm / np.where(norms > 0, norms, 1.0))
-        x = features * factors[:, None]
         self.intercept_feature = feature_norm / math.sqrt(d) if fit_intercept else 0.0
+        x = np.empty((n, d + int(fit_intercept)))  # the projected rows written once, the intercept column beside
+        np.multiply(features, factors[:, None], out=x[:, :d])
         if fit_intercept:
-            x = np.hstack([x, np.full((n, 1), self.intercept_feature)])
+            x[:, d] = self.intercept_feature
         self.features = x
         self.labels = np.clip(labels, -label_bound, label_bound)
         self.radius = math.hypot(feature_norm, self.intercept_feature)

@@ -32,6 +32,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.sklearn._base import Preprocessed, PrivateLinearModel, generator_from
@@ -129,7 +130,7 @@ class DPLinearRegression(PrivateLinearModel):
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
                  label_bound: float | None = None, fit_intercept: bool = True, schedule: str = "auto",
                  label_noise: float | None = None, planning_share: float | None = None,
-                 random_state: Any = None) -> None:
+                 random_state: int | np.random.Generator | np.random.RandomState | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.feature_norm = feature_norm
@@ -140,7 +141,7 @@ class DPLinearRegression(PrivateLinearModel):
         self.planning_share = planning_share
         self.random_state = random_state
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DPLinearRegression:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> DPLinearRegression:
         """Fit privately (one pass of clipped DP-GD); returns self. ``sample_weight`` must be None."""
         from privdyn.algorithms.dpgd import dpgd
         from privdyn.schedules import OutsideTheoryWarning
@@ -166,19 +167,19 @@ class DPLinearRegression(PrivateLinearModel):
                             fit_intercept=self.fit_intercept)
         width = prep.features.shape[1]
         scale = math.sqrt(width) / prep.radius
-        features, labels = prep.features * scale, prep.labels / label_bound
         if self.planning_share is None:
             planned = copy.deepcopy(_plan(n, width, epsilon, delta, self.schedule, float(noise) / label_bound))
         else:
-            planned = _plan_with_share(features, labels, epsilon, delta, self.schedule, float(self.planning_share),
-                                       rng)
+            planned = _plan_with_share(prep.features * scale, prep.labels / label_bound, epsilon, delta,
+                                       self.schedule, float(self.planning_share), rng)
             scale *= planned["feature_scale"]
-            features = features * planned["feature_scale"]
         order = rng.permutation(n)  # data-independent: drawn apart from the data
+        features = prep.features[order]  # the pass's order, rescaled in place (one copy of the rows)
+        features *= scale
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", OutsideTheoryWarning)
-            theta = dpgd(features[order], labels[order], clip=planned["clip"], learning_rate=planned["learning_rate"],
-                         rho=planned["rho"], rng=rng)
+            theta = dpgd(features, prep.labels[order] / label_bound, clip=planned["clip"],
+                         learning_rate=planned["learning_rate"], rho=planned["rho"], rng=rng)
         self._set_coefficients(theta, prep, label_bound * scale)
 
         statement = planned["statement"]

@@ -20,7 +20,7 @@ from typing import Any
 
 from privdyn import _check
 from privdyn.privacy.correlated import Strategy
-from privdyn.privacy.labels import PrivacyLoss
+from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
 
 __all__ = ["DPSGDAccountant", "calibrate_noise_multiplier"]
 
@@ -87,7 +87,8 @@ class DPSGDAccountant:
         if self.steps == 0:
             _check.scalar(delta=delta)
             _check.in_range(0.0, 1.0, closed="neither", delta=delta)
-            return PrivacyLoss(value=0.0, guarantee="exact", quantity="epsilon", neighboring=self.neighboring,
+            return PrivacyLoss(value=0.0, guarantee=Guarantee.EXACT, quantity="epsilon",
+                               neighboring=NeighboringRelation(self.neighboring),
                                sampler=self.sampler, source="no step taken")
         return self.epsilon(self.steps, delta)
 

@@ -20,6 +20,7 @@ Per-example gradients in closed form (proof of Lemma B.6): with ``s = W h(x) / s
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 import torch
@@ -48,6 +49,11 @@ class KAN(nn.Module):
     Attributes:
         first_layer: ``nn.Linear(d p, width, bias=False)``; its weight is ``W``.
     """
+
+    # buffers (registered in __init__), declared for type checkers
+    second_layer: torch.Tensor
+    _pieces: torch.Tensor
+    _table: torch.Tensor
 
     def __init__(self, d: int, second_layer: torch.Tensor | np.ndarray, *, grid_size: int = 5,
                  spline_order: int = 3, interval: tuple[float, float] = (-1.0, 1.0), activation: str = "sigmoid",
@@ -100,7 +106,7 @@ class KAN(nn.Module):
     @property
     def weight(self) -> nn.Parameter:
         """The trainable ``W`` (shape ``(width, d p)``)."""
-        return self.first_layer.weight
+        return cast(nn.Parameter, self.first_layer.weight)
 
     # -- basis ------------------------------------------------------------------------------------------------
 
@@ -210,6 +216,7 @@ class KAN(nn.Module):
         s = self.first_layer(h * (1.0 / math.sqrt(self.d)))
         u, du = self._activation(s)
         value, slope = self._second_layer(u, slope=True)
+        assert slope is not None  # asked for with slope=True
         f = value.sum(1) * (1.0 / math.sqrt(self.width))
         margin = y * f
         # l'(z) = -1 / (1 + exp(z)) = -sigmoid(-z)

@@ -124,7 +124,8 @@ class TorchNoiseStream:
         step: the number of steps produced so far.
     """
 
-    def __init__(self, strategy: Strategy, shape: int | Sequence[int], source: Any, *, scale: float = 1.0,
+    def __init__(self, strategy: Strategy, shape: int | Sequence[int],
+                 source: StepNormals | CounterStream | torch.Generator, *, scale: float = 1.0,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None,
                  num_steps: int | None = None, regenerate: bool = False,
                  chunk_size: int = DEFAULT_CHUNK_SIZE) -> None:
@@ -400,7 +401,8 @@ class TorchNoiseStream:
         self.step = int(state["step"])
 
 
-def noise_stream(strategy: Strategy, shape: int | Sequence[int], source: Any, *, scale: float = 1.0,
+def noise_stream(strategy: Strategy, shape: int | Sequence[int],
+                 source: StepNormals | CounterStream | torch.Generator, *, scale: float = 1.0,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None,
                  num_steps: int | None = None, regenerate: bool = False,
                  chunk_size: int = DEFAULT_CHUNK_SIZE) -> TorchNoiseStream:

@@ -13,7 +13,7 @@ Requires Opacus (``pip install opacus``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -27,12 +27,18 @@ from privdyn.torch.noise import TorchNoiseStream, noise_stream, secure_source
 from privdyn.torch.optimizer import flat_parameters, validate_private_args
 from privdyn.torch.sampler import BatchSampler
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from privdyn.privacy.correlated import StepNormals
+    from privdyn.rng import CounterStream
+
 try:
     from opacus import GradSampleModule
     from opacus.optimizers import DPOptimizer as _OpacusDPOptimizer
     from opacus.validators import ModuleValidator
 except ImportError:  # the class below needs Opacus; the rest of privdyn.torch does not
-    _OpacusDPOptimizer = None  # type: ignore[assignment,misc]
+    _OpacusDPOptimizer = None
 
 __all__ = ["DPOptimizer", "PrivacyEngine"]
 
@@ -56,7 +62,8 @@ class DPOptimizer(_OpacusDPOptimizer if _OpacusDPOptimizer is not None else obje
     """
 
     def __init__(self, optimizer: torch.optim.Optimizer, *, noise_multiplier: float, max_grad_norm: float,
-                 expected_batch_size: int | None, strategy: Strategy, noise_source: Any = None,
+                 expected_batch_size: int | None, strategy: Strategy,
+                 noise_source: StepNormals | CounterStream | torch.Generator | None = None,
                  num_steps: int | None = None, regenerate: bool = False, loss_reduction: str = "mean") -> None:
         _require_opacus()
         validate_private_args(clip=max_grad_norm, noise_multiplier=noise_multiplier,
@@ -77,7 +84,7 @@ class DPOptimizer(_OpacusDPOptimizer if _OpacusDPOptimizer is not None else obje
                                       scale=float(noise_multiplier) * float(max_grad_norm), num_steps=self.num_steps,
                                       regenerate=regenerate, device=params[0].device, dtype=params[0].dtype)
 
-    def attach_step_hook(self, fn: Any) -> None:
+    def attach_step_hook(self, fn: Callable[[_OpacusDPOptimizer], None]) -> None:
         raise TypeError("privdyn's DPOptimizer adds correlated noise: Opacus' accountants (attached as step hooks) "
                         "would report the epsilon of independent noise. Use privdyn.torch.PrivacyEngine.get_epsilon "
                         "or privdyn.torch.DPSGDAccountant.")
@@ -130,7 +137,8 @@ class PrivacyEngine:
     """
 
     def __init__(self, *, strategy: Strategy, sampler: str = "fixed_size", neighboring: str = "zero_out",
-                 noise_source: Any = None, sampling_generator: np.random.Generator | None = None,
+                 noise_source: StepNormals | CounterStream | torch.Generator | None = None,
+                 sampling_generator: np.random.Generator | None = None,
                  regenerate: bool = False) -> None:
         _require_opacus()
         if not isinstance(strategy, Strategy):

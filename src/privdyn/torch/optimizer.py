@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib.util
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -35,6 +35,10 @@ from privdyn.privacy.correlated import Independent, Strategy
 from privdyn.privacy.labels import PrivacyLoss
 from privdyn.torch.accountant import DPSGDAccountant, calibrate_noise_multiplier
 from privdyn.torch.noise import TorchNoiseStream, noise_stream
+
+if TYPE_CHECKING:
+    from privdyn.privacy.correlated import StepNormals
+    from privdyn.rng import CounterStream
 
 __all__ = ["PER_EXAMPLE", "PrivateOptimizer", "flat_parameters", "validate_private_args"]
 
@@ -109,7 +113,7 @@ class _ClosedForm:
         if len(params) != 1 or params[0] is not module.weight:
             raise ValueError("per_example='closed_form' trains the module's weight alone; the optimizer holds "
                              f"{len(params)} parameter(s).")
-        self.module = module
+        self.module: Any = module  # duck-typed: any module with loss_and_gradient_factors (_has_closed_form)
 
     def clipped_sum(self, x: torch.Tensor, y: torch.Tensor, clip: float) -> tuple[torch.Tensor, list[torch.Tensor]]:
         losses, a, h = self.module.loss_and_gradient_factors(x, y)
@@ -127,7 +131,8 @@ class _Vmap:
         self.module, self.params, self.loss_fn = module, params, loss_fn
         self.names = [names[id(p)] for p in params]
 
-        def loss_one(trained: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        def loss_one(trained: dict[str, torch.Tensor], x: torch.Tensor,
+                     y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             out = torch.func.functional_call(self.module, trained, (x.unsqueeze(0),))
             loss = self.loss_fn(out, y.unsqueeze(0))
             return loss.sum(), loss.detach().sum()
@@ -159,14 +164,14 @@ class _Opacus:
 
     def clipped_sum(self, x: torch.Tensor, y: torch.Tensor, clip: float) -> tuple[torch.Tensor, list[torch.Tensor]]:
         for p in self.params:
-            p.grad_sample = None
+            p.grad_sample = None  # type: ignore[attr-defined]  # Opacus' per-example gradient attribute
         losses = self.loss_fn(self.wrapped(x), y)
         with warnings.catch_warnings():  # the inputs need no gradient: Opacus' hooks fire on the outputs, as intended
             warnings.filterwarnings("ignore", message="Full backward hook is firing")
             losses.sum().backward()
-        per_example = [p.grad_sample for p in self.params]
+        per_example = [p.grad_sample for p in self.params]  # type: ignore[attr-defined]
         for p in self.params:
-            p.grad_sample = None
+            p.grad_sample = None  # type: ignore[attr-defined]
             p.grad = None
         return losses.detach(), _clip_and_sum(per_example, clip)
 
@@ -214,9 +219,13 @@ class PrivateOptimizer:
             not on the allow-list); ``delta`` with ``num_steps`` also accounts the planned run up front.
     """
 
+    calibration: PrivacyLoss
+    """The calibrated noise multiplier, with its label, on an optimizer built by :meth:`with_epsilon`."""
+
     def __init__(self, optimizer: torch.optim.Optimizer, module: nn.Module, loss_fn: LossFn | None = None, *,
                  clip: float, noise_multiplier: float, batch_size: int, strategy: Strategy | None = None,
-                 noise_source: Any = None, num_steps: int | None = None, regenerate: bool = False,
+                 noise_source: StepNormals | CounterStream | torch.Generator | None = None,
+                 num_steps: int | None = None, regenerate: bool = False,
                  per_example: str = "auto", n: int | None = None, sampler: str | None = None,
                  neighboring: str | None = None, delta: float | None = None) -> None:
         if not isinstance(module, nn.Module):

@@ -42,7 +42,7 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
             raise ValueError(f"batch_size must be <= n={int(n)} (the number of training examples); "
                              f"got batch_size={batch_size}.")
         self.n, self.batch_size, self.sampler, self.num_steps = int(n), int(batch_size), sampler, int(num_steps)
-        self._batches = sample_batches(sampler, n=self.n, batch_size=self.batch_size, generator=generator)
+        self._batches = sample_batches(sampler, n=self.n, batch_size=self.batch_size, rng=generator)
 
     @property
     def sampling_prob(self) -> float:

@@ -109,6 +109,9 @@ class RiskBound(_Conditions):
     terms: dict[str, float]
     source: str
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 @dataclasses.dataclass(frozen=True)
 class HiddenConstants:
@@ -170,6 +173,9 @@ class KanConstants:
     hessian_constant: float
     c_sigma_b: float
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
     @property
     def smoothness(self) -> float:
         """beta = C_{sigma,b} p^3, the smoothness of the per-example loss (Lemma B.7)."""
@@ -208,6 +214,9 @@ class Schedule(_Conditions):
     conditions: tuple[Condition, ...]
     source: str
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # validation
@@ -215,6 +224,7 @@ class Schedule(_Conditions):
 
 
 def _int(name: str, value: Any, minimum: int = 1) -> int:
+    _check.scalar(**{name: value})
     _check.integer(minimum=minimum, **{name: value})
     return int(value)
 

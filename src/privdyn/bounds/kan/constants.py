@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.bounds.kan.common import (
@@ -150,7 +151,7 @@ def coefficient_norm_thresholds(*, num_basis: int, width: int, failure_prob: flo
             4.0 * math.sqrt(p) + 2.0 * math.sqrt(math.log(2.0 * m / dl)))
 
 
-def initialization_event(second_layer: Any, *, failure_prob: float) -> tuple[Condition, Condition]:
+def initialization_event(second_layer: ArrayLike, *, failure_prob: float) -> tuple[Condition, Condition]:
     """Whether a drawn second layer ``c`` (shape ``(width, num_basis)``) lies in E_delta (Lemma B.5, eq. (1)).
 
     Returns:
@@ -159,7 +160,7 @@ def initialization_event(second_layer: Any, *, failure_prob: float) -> tuple[Con
 
     Source: Wang et al., arXiv 2605.12648v1, Lemma B.5.
     """
-    c = np.asarray(second_layer, dtype=float)
+    c = _check.real_array(second_layer=second_layer)
     if c.ndim != 2 or c.size == 0:
         raise ValueError(f"second_layer must be a non-empty (width, num_basis) array; got shape {c.shape}.")
     _check.finite(second_layer=c)

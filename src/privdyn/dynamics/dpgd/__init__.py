@@ -84,28 +84,13 @@ from privdyn.dynamics.dpgd.integrator import (
     _W_GL as _W_GL,
 )
 from privdyn.dynamics.dpgd.integrator import (
-    _W_GL_LIST as _W_GL_LIST,
-)
-from privdyn.dynamics.dpgd.integrator import (
     _attempt as _attempt,
-)
-from privdyn.dynamics.dpgd.integrator import (
-    _Clocks as _Clocks,
-)
-from privdyn.dynamics.dpgd.integrator import (
-    _dot as _dot,
 )
 from privdyn.dynamics.dpgd.integrator import (
     _extrapolate as _extrapolate,
 )
 from privdyn.dynamics.dpgd.integrator import (
-    _histopolation_inverse as _histopolation_inverse,
-)
-from privdyn.dynamics.dpgd.integrator import (
     _Node as _Node,
-)
-from privdyn.dynamics.dpgd.integrator import (
-    _PhiWorkspace as _PhiWorkspace,
 )
 from privdyn.dynamics.dpgd.integrator import (
     _solve_exponential as _solve_exponential,

@@ -4,9 +4,9 @@ and their tables."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from privdyn import _check
@@ -23,7 +23,7 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def clipping_factors(c_prime: Any) -> tuple[Any, Any]:
+def clipping_factors(c_prime: ArrayLike) -> tuple[np.float64 | np.ndarray, np.float64 | np.ndarray]:
     """The descent and variance reduction factors (μ, ν) of clipping the residual at c′ standard deviations.
 
     Lemma B.1 of arXiv 2505.16329 (eqs. 4.5–4.6): with N ~ N(0, 1) and c′ = c/√(2R + ζ²),

@@ -4,9 +4,9 @@ quadratic statistics under it."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.dynamics.hsgd.volterra import _integrated_rate, volterra_risk
@@ -50,6 +50,9 @@ class HSGDLaw:
     population_risk: np.ndarray
     regularized_risk: np.ndarray
     method: str
+
+    def __post_init__(self) -> None:
+        _check.record(self)
 
     @classmethod
     def from_curve(cls, problem: HSGDProblem, curve: RiskCurve) -> HSGDLaw:
@@ -109,7 +112,7 @@ def _time_integral(learning_rate: LearningRate, times: np.ndarray) -> np.ndarray
     return gamma_int if times[0] == 0.0 else gamma_int[1:]
 
 
-def linearized_law(problem: HSGDProblem, times: Any, *, max_step: float, refinements: int) -> HSGDLaw:
+def linearized_law(problem: HSGDProblem, times: ArrayLike, *, max_step: float, refinements: int) -> HSGDLaw:
     """The law (10) of linearized HSGD at ``times``, its variances from :func:`volterra_risk` on the same grid.
 
     See :class:`HSGDLaw` for the formulas and :func:`volterra_risk` for ``max_step`` and ``refinements`` (the
@@ -119,7 +122,8 @@ def linearized_law(problem: HSGDProblem, times: Any, *, max_step: float, refinem
     return HSGDLaw.from_curve(problem, curve)
 
 
-def quadratic_statistic(law: HSGDLaw, *, matrix: Any, vector: Any = None, constant: float = 0.0) -> np.ndarray:
+def quadratic_statistic(law: HSGDLaw, *, matrix: ArrayLike, vector: ArrayLike | None = None,
+                        constant: float = 0.0) -> np.ndarray:
     """E q(X_t) for a quadratic q(x) = ½xᵀTx + uᵀx + c (Definition 2), from the first two moments of the law.
 
     E q(X_t) = ½Σ_j T_jj V_jj(t) + ½m(t)ᵀT m(t) + uᵀm(t) + c. Itô's formula (29) closes on the first two moments
@@ -135,8 +139,9 @@ def quadratic_statistic(law: HSGDLaw, *, matrix: Any, vector: Any = None, consta
     Returns:
         (T,) the expected statistic at ``law.times``.
     """
+    _check.instance(HSGDLaw, law=law)
     d = law.dim
-    t_mat = np.asarray(matrix, dtype=float)
+    t_mat = _check.real_array(matrix=matrix)
     _check.finite(matrix=t_mat, constant=constant)
     mean = law.mean
     if t_mat.shape == (d,):

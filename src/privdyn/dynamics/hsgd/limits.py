@@ -4,9 +4,9 @@ the renewal-theorem limits, the isotropic closed form."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.dynamics.hsgd.volterra import _times
@@ -22,6 +22,7 @@ def max_stable_learning_rate(spectrum: Spectrum, *, ridge: float) -> float:
     κ_K = ∫₀^∞ K_P(τ) dτ = (γ/(2d)) Σ_j λ_j²/a_j is the mass of the renewal kernel of (6). Returns +inf
     for Σ = 0.
     """
+    _check.instance(Spectrum, spectrum=spectrum)
     _check.non_negative(ridge=ridge)
     lam = spectrum.eigenvalues
     if lam[0] + ridge <= 0:
@@ -71,7 +72,7 @@ def _phi1_integral(rate_a: float, rate_b: np.ndarray | float, t: np.ndarray) -> 
     return t * np.exp(-low * t) * phi
 
 
-def isotropic_risk(problem: HSGDProblem, times: Any) -> RiskCurve:
+def isotropic_risk(problem: HSGDProblem, times: ArrayLike) -> RiskCurve:
     """Closed-form P_t, R_t for Σ = λI and a constant learning rate γ (derived; the paper states that it exists).
 
     The total variance S(t) = Σ_j V_jj(t) solves S' = −ρS + γ²(2λF_P(t) + σ²), ρ = 2γa − γ²λ², S(0) = d·V(0), and
@@ -81,6 +82,7 @@ def isotropic_risk(problem: HSGDProblem, times: Any) -> RiskCurve:
     Returns:
         A :class:`RiskCurve` with ``method="closed_form"`` and ``group_variance`` (T, 1).
     """
+    _check.instance(HSGDProblem, problem=problem)
     ts = _times(times)
     if problem.spectrum.num_groups != 1:
         raise ValueError(f"isotropic_risk needs Σ = λI (one eigen-group); got {problem.spectrum.num_groups} groups.")

@@ -3,9 +3,8 @@ formula (29)): a second, independent risk solver."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import integrate
 
 from privdyn import _check
@@ -20,7 +19,7 @@ __all__ = ["moment_ode_risk"]
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def moment_ode_risk(problem: HSGDProblem, times: Any, *, rtol: float, atol: float,
+def moment_ode_risk(problem: HSGDProblem, times: ArrayLike, *, rtol: float, atol: float,
                     method: str = "Radau") -> RiskCurve:
     """P_t, R_t and the group variances from the exact moment closure of HSGD (Itô's formula (29) applied to eq. (1)).
 
@@ -44,6 +43,7 @@ def moment_ode_risk(problem: HSGDProblem, times: Any, *, rtol: float, atol: floa
     Returns:
         A :class:`RiskCurve` with ``method="moment_ode"`` and ``group_variance`` (T, m).
     """
+    _check.instance(HSGDProblem, problem=problem)
     ts = _times(times)
     _check.positive(rtol=rtol, atol=atol)
     lam = problem.spectrum.eigenvalues

@@ -7,6 +7,7 @@ import functools
 from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.hsgd_problem import HSGDProblem, RiskCurve, _frozen, _GroupMoments
@@ -35,7 +36,7 @@ _GAUSS_NODES = 10
 
 
 def _times(times: Any) -> np.ndarray:
-    ts = np.asarray(times, dtype=float)
+    ts = _check.real_array(times=times)
     if ts.ndim != 1 or ts.size == 0:
         raise ValueError(f"times must be a non-empty 1-D array; got shape {ts.shape}.")
     _check.non_negative(times=ts)
@@ -241,7 +242,7 @@ def _romberg(levels: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray | None]:
     return table[-1], np.abs(table[-1] - previous_diagonal)
 
 
-def volterra_risk(problem: HSGDProblem, times: Any, *, max_step: float, refinements: int,
+def volterra_risk(problem: HSGDProblem, times: ArrayLike, *, max_step: float, refinements: int,
                   with_variance: bool = False) -> RiskCurve:
     """P_t and R_t from the Volterra equations (6)-(7) of Theorem 4.2, in O(N·m) per grid.
 
@@ -271,7 +272,9 @@ def volterra_risk(problem: HSGDProblem, times: Any, *, max_step: float, refineme
     Returns:
         A :class:`RiskCurve` with ``method="volterra"``. Shapes: times (T,) -> (T,), group_variance (T, m).
     """
+    _check.instance(HSGDProblem, problem=problem)
     ts = _times(times)
+    _check.scalar(max_step=max_step, refinements=refinements)
     _check.positive(max_step=max_step)
     _check.integer(minimum=0, refinements=refinements)
     _check.at_most(MAX_REFINEMENTS, refinements=refinements)
@@ -297,7 +300,7 @@ def volterra_risk(problem: HSGDProblem, times: Any, *, max_step: float, refineme
                      num_steps=num_steps, refinements=int(refinements))
 
 
-def volterra_dense_reference(problem: HSGDProblem, times: Any, *, max_step: float,
+def volterra_dense_reference(problem: HSGDProblem, times: ArrayLike, *, max_step: float,
                              with_variance: bool = False) -> RiskCurve:
     """The product-trapezoid solution of (6)-(7) evaluated densely: a slow reference for tests and benchmarks.
 
@@ -310,7 +313,9 @@ def volterra_dense_reference(problem: HSGDProblem, times: Any, *, max_step: floa
     Returns:
         A :class:`RiskCurve` with ``method="volterra"`` and no error estimate.
     """
+    _check.instance(HSGDProblem, problem=problem)
     ts = _times(times)
+    _check.scalar(max_step=max_step)
     _check.positive(max_step=max_step)
     _check_grid_size(ts, float(max_step), 0, MAX_DENSE_GRID_STEPS)
     grid, out = _build_grid(ts, float(max_step), 0)

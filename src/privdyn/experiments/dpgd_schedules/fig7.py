@@ -88,7 +88,7 @@ class Fig7Config(ExperimentConfig):
     allowance_dimension: int = 100
 
     quick_overrides = {"aspect_ratios": (1.0, 0.1, 0.01), "num_runs": 6, "grid_points": 5, "starts": 1,
-                       "ode_rtol": 1e-6}
+                       "ode_rtol": 1e-5}
 
     def validate(self) -> None:
         _check.integer(minimum=1, d=self.d, grid_points=self.grid_points, allowance_dimension=self.allowance_dimension)

@@ -68,7 +68,7 @@ DP_ACCOUNTING_SAMPLINGS = (("without_replacement", "replace_one"), ("poisson", "
 # the epsilon dp-accounting's RDP accountant (replace-one, without replacement) gives at D.9's kappa read as kappa / 2
 # and as kappa.
 _TABLE_LAMBDAS = (0.0, 0.3, 0.5, 0.7, 0.9)
-_REF_TABLE = (
+_REF_TABLE: tuple[dict[str, Any], ...] = (
     {"setting": (50_000, 500, 5_000, 1.0, 1e-5), "d9": "13.864",
      "f12": ("96.05", "137.22", "192.11", "320.18", "960.54"), "epsilon_half": "0.82", "epsilon_full": "0.39"},
     {"setting": (10_000, 5_000, 100, 1.0, 1e-5), "d9": "98.032",
@@ -241,11 +241,11 @@ class Calibration(Experiment):
     @staticmethod
     def _table_unit(row: int) -> dict[str, Any]:
         n, batch_size, num_steps, eps, delta = _REF_TABLE[row]["setting"]
-        sizes = {"n": n, "batch_size": batch_size, "num_steps": num_steps}
+        sizes: dict[str, Any] = {"n": n, "batch_size": batch_size, "num_steps": num_steps}
         d9 = float(calibration.noise_multiplier_theorem_d9(epsilon=eps, delta=delta, **sizes).value)
         f12 = [float(calibration.noise_multiplier_theorem_f12(lam, epsilon=eps, delta=delta, **sizes).value)
                for lam in _TABLE_LAMBDAS]
-        fixed_size = {"sampler": "fixed_size", "neighboring": "replace_one"}
+        fixed_size: dict[str, Any] = {"sampler": "fixed_size", "neighboring": "replace_one"}
         out = {"d9": d9, "f12": f12,
                "epsilon_half": float(calibration.epsilon_dp_accounting(d9, delta=delta, **fixed_size, **sizes).value),
                "epsilon_full": float(calibration.epsilon_dp_accounting(2.0 * d9, delta=delta, **fixed_size,

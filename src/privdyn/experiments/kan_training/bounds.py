@@ -114,6 +114,7 @@ class Bounds(Experiment):
                     sampling_rng=generator(seed, unit.key, purpose="sampling"),
                     noise_rng=counter_stream(seed, unit.key, purpose="noise") if kappa > 0 else None,
                     log_train_loss=False, keep_iterates=True)
+        assert res.iterates is not None  # kept: keep_iterates=True
         every = max(1, t // config.num_eval_points)
         steps = np.arange(0, t, every)
         train = np.array([model.loss(res.iterates[s], x, y) for s in steps])
@@ -122,6 +123,7 @@ class Bounds(Experiment):
                     "averaged_test_loss": float(test.mean()), "clip_fraction": res.clip_fraction,
                     "projections": res.num_projections, "projection_radius": radius})
         if gamma > 0:
+            assert c11 is not None  # computed above when gamma > 0
             out["bounds"] = self._bound_terms(k, config, cor, n=n, b=b, t=t, eta=eta, kappa=kappa, lam=lam,
                                               gamma=gamma)
             out["lemma_c11"] = {"value": c11.value, "holds": c11.satisfied,
@@ -159,8 +161,8 @@ class Bounds(Experiment):
     def _bound_terms(k: kb.KanConstants, config: BoundsConfig, cor: str, *, n: int, b: int, t: int, eta: float,
                      kappa: float, lam: float, gamma: float) -> dict[str, Any]:
         p = k.num_basis
-        common = {"width": config.width, "num_steps": t, "step_size": eta, "batch_size": b, "ntk_margin": gamma,
-                  "failure_prob": config.failure_prob, "clip": config.clip}
+        common: dict[str, Any] = {"width": config.width, "num_steps": t, "step_size": eta, "batch_size": b,
+                                  "ntk_margin": gamma, "failure_prob": config.failure_prob, "clip": config.clip}
         if cor == "5.3":
             rate = 1.0 / (gamma * math.sqrt(n)) + math.sqrt(config.d) / (gamma**4 * n * config.epsilon)
             opt = kb.a_corr(d=config.d, width=config.width, num_steps=t, step_size=eta, batch_size=b,
@@ -214,7 +216,7 @@ class Bounds(Experiment):
             for quantity, label in (("batch_size", None), ("num_steps", None), ("step_size", None),
                                     ("noise_multiplier", labels.get("guarantee")), ("ntk_margin", None),
                                     ("clip_fraction", None), ("projections", None)):
-                y = [float(np.mean([r[quantity] for r in rows[n]])) for n in ns]
+                y: list[float] | np.ndarray = [float(np.mean([r[quantity] for r in rows[n]])) for n in ns]
                 if quantity in ("batch_size", "num_steps"):
                     y = [json_number(v) for v in y]
                 params = {**base, "method": "simulation" if quantity in ("clip_fraction", "projections")
@@ -282,7 +284,7 @@ class Bounds(Experiment):
             for n in sorted(config.ns):
                 gamma = float(np.mean([outputs[unit_key(corollary=cor, n=n, seed_index=i)]["ntk_margin"]
                                        for i in range(config.num_seeds)]))
-                common = {"n": n, "ntk_margin": gamma, "failure_prob": config.failure_prob}
+                common: dict[str, Any] = {"n": n, "ntk_margin": gamma, "failure_prob": config.failure_prob}
                 try:
                     if gamma <= 0:
                         raise ValueError("gamma* = 0: Assumption 3.3 fails")

@@ -148,8 +148,8 @@ def calibrated_kappa(n: int, batch_size: int, num_steps: int, epsilon: float, de
     """
     from privdyn.experiments.kan_training import kappas
 
-    setting = {"n": n, "batch_size": batch_size, "num_steps": num_steps, "epsilon": epsilon, "delta": delta,
-               "noise_correlation": noise_correlation}
+    setting: dict[str, Any] = {"n": n, "batch_size": batch_size, "num_steps": num_steps, "epsilon": epsilon,
+                               "delta": delta, "noise_correlation": noise_correlation}
     stored = kappas.shipped(**setting)
     if source == "shipped" and stored is not None:
         return {**stored, "source": "shipped", "shipped_noise_multiplier": stored["noise_multiplier"]}

@@ -104,7 +104,7 @@ class Fig1(Experiment[Fig1Config]):
 
     def compute_unit(self, config: Fig1Config, unit: Unit, seed: int) -> dict[str, Any]:
         num_steps = np.arange(1, config.max_num_steps + 1)
-        common = dict(num_steps=num_steps, step_size=config.step_size, noise_scale=config.noise_scale,
+        common: dict[str, Any] = dict(num_steps=num_steps, step_size=config.step_size, noise_scale=config.noise_scale,
                       sensitivity=config.sensitivity, n=config.n)
         if unit.params["method"] == "dynamics":
             loss = lv.dynamics_rdp(unit.params["renyi_order"], strong_convexity=unit.params["strong_convexity"],

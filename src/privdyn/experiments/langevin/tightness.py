@@ -143,7 +143,7 @@ class Tightness(Experiment[TightnessConfig]):
     @staticmethod
     def _curves(config: TightnessConfig) -> dict[str, Any]:
         k = np.arange(1, config.max_num_steps + 1)
-        common = dict(num_steps=k, step_size=config.step_size, noise_scale=config.noise_scale,
+        common: dict[str, Any] = dict(num_steps=k, step_size=config.step_size, noise_scale=config.noise_scale,
                       sensitivity=config.sensitivity, n=config.n)
         losses = {
             "exact": lv.quadratic_exact_rdp(config.renyi_order, **common),

@@ -78,7 +78,7 @@ class DominatingPair:
 
 def validate_sampler(sampler: Any) -> str:
     """``sampler`` must be ``"poisson"`` or ``"fixed_size"``; ``"shuffle"`` is refused with the reason."""
-    if sampler == "shuffle":
+    if isinstance(sampler, str) and sampler == "shuffle":
         raise ValueError("sampler='shuffle' cannot be accounted by the amplification accountant: shuffled epochs do "
                          "not give i.i.d. per-step participation (Theorem F.8 needs it); use 'poisson' or "
                          "'fixed_size'.")

@@ -139,6 +139,7 @@ def prefix_sum_rmse(strategy: Strategy, num_steps: int, *, max_participations: i
     b_k^2``; e.g. DP-lambda-CGD gives ``T + (1 - lambda)^2 T (T - 1) / 2``. Where :func:`sensitivity` is only a
     bound, so is this.
     """
+    _check.instance(Strategy, strategy=strategy)
     num_steps = _num_steps(num_steps)
     bcoef = _prefix_noise_coefficients(strategy, num_steps)
     frob2 = float(np.dot(num_steps - np.arange(num_steps), bcoef**2))
@@ -154,6 +155,7 @@ def prefix_sum_max_error(strategy: Strategy, num_steps: int, *, max_participatio
     ``max_t ||(A C^{-1})_{t,:}||_2 * sens(C)``; for Toeplitz factorizations the last row is the largest,
     ``sqrt(sum_{k<T} b_k^2)``.
     """
+    _check.instance(Strategy, strategy=strategy)
     num_steps = _num_steps(num_steps)
     bcoef = _prefix_noise_coefficients(strategy, num_steps)
     sens = float(sensitivity(strategy, num_steps, max_participations=max_participations,

@@ -32,6 +32,7 @@ __all__ = [
 
 
 def _num_steps(num_steps: Any) -> int:
+    _check.scalar(num_steps=num_steps)
     _check.finite(num_steps=num_steps)
     _check.integer(minimum=1, num_steps=num_steps)
     return int(num_steps)
@@ -72,7 +73,7 @@ def _trim(coefficients: np.ndarray) -> np.ndarray:
 
 
 def _coefficient_array(name: str, value: Any) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
+    arr = _check.real_array(**{name: value})
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D sequence; got shape {arr.shape}.")
     _check.finite(**{name: arr})
@@ -346,8 +347,8 @@ class BufferedToeplitz(Strategy):
     name = "blt"
 
     def __init__(self, buffer_decays: Sequence[float] | np.ndarray, output_scales: Sequence[float] | np.ndarray):
-        theta = np.atleast_1d(np.asarray(buffer_decays, dtype=float))
-        omega = np.atleast_1d(np.asarray(output_scales, dtype=float))
+        theta = np.atleast_1d(_check.real_array(buffer_decays=buffer_decays))
+        omega = np.atleast_1d(_check.real_array(output_scales=output_scales))
         if theta.ndim != 1 or theta.size == 0:
             raise ValueError(f"buffer_decays must be a non-empty 1-D sequence; got shape {theta.shape}.")
         if omega.shape != theta.shape:

@@ -9,6 +9,7 @@ import weakref
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.dynamics import hsgd as hsgd_dynamics
@@ -68,10 +69,10 @@ class NeighboringPairs:
     scores: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        feats = np.atleast_2d(np.asarray(self.features, dtype=float))
-        other = np.atleast_2d(np.asarray(self.other_features, dtype=float))
-        labels = np.atleast_1d(np.asarray(self.labels, dtype=float))
-        other_labels = np.atleast_1d(np.asarray(self.other_labels, dtype=float))
+        feats = np.atleast_2d(_check.real_array(features=self.features))
+        other = np.atleast_2d(_check.real_array(other_features=self.other_features))
+        labels = np.atleast_1d(_check.real_array(labels=self.labels))
+        other_labels = np.atleast_1d(_check.real_array(other_labels=self.other_labels))
         if feats.ndim != 2 or feats.shape != other.shape or feats.shape[0] == 0:
             raise ValueError("features and other_features must both have shape (P, d) with P >= 1; got "
                              f"{feats.shape} and {other.shape}.")
@@ -94,7 +95,7 @@ class NeighboringPairs:
         return int(self.features.shape[1])
 
     @classmethod
-    def single(cls, feature: Any, label: float, other_feature: Any, other_label: float) -> NeighboringPairs:
+    def single(cls, feature: ArrayLike, label: float, other_feature: ArrayLike, other_label: float) -> NeighboringPairs:
         """One pair ((a, b), (a', b'))."""
         return cls(features=np.asarray(feature, dtype=float)[None, :], labels=np.asarray([label], dtype=float),
                    other_features=np.asarray(other_feature, dtype=float)[None, :],
@@ -134,8 +135,8 @@ def _top_k(scores_fn: Any, n: int, num_pairs: int, symmetric: bool) -> tuple[np.
     return best_index[order], np.sqrt(np.maximum(best_score[order], 0.0))
 
 
-def select_pairs(features: Any, labels: Any, *, ridge: float, num_pairs: int, gap: str = "proxy",
-                 mean: Any = None) -> NeighboringPairs:
+def select_pairs(features: ArrayLike, labels: ArrayLike, *, ridge: float, num_pairs: int, gap: str = "proxy",
+                 mean: ArrayLike | None = None) -> NeighboringPairs:
     """The ``num_pairs`` pairs of records of a dataset with the largest gradient gap (Section 5 of the paper).
 
     * ``gap="proxy"`` — the paper's score ‖g(θ)‖₂ with g(θ) = (b a − b' a') − (a aᵀ − a' a'ᵀ + δI)1_d over all n(n − 1)
@@ -163,8 +164,8 @@ def select_pairs(features: Any, labels: Any, *, ridge: float, num_pairs: int, ga
         ‖g‖₂, by decreasing score. The selection is data-dependent: a sup over it is a surrogate, not the sup over
         the data domain.
     """
-    a = np.asarray(features, dtype=float)
-    b = np.asarray(labels, dtype=float)
+    a = _check.real_array(features=features)
+    b = _check.real_array(labels=labels)
     if a.ndim != 2 or a.shape[0] < 2:
         raise ValueError(f"features must have shape (n, d) with n >= 2; got {a.shape}.")
     n, d = a.shape
@@ -232,6 +233,8 @@ def sgd_grid_law(problem: HSGDProblem, num_steps: int, *, refinements: int = 2) 
     accountants need the law exactly at the grid times). Raises ``ValueError`` naming ``learning_rate`` when a
     constant learning rate is unstable (κ_K ≥ 1, with the margin), and ``noise_std`` when it is 0 (no privacy).
     """
+    _check.instance(HSGDProblem, problem=problem)
+    _check.scalar(num_steps=num_steps, refinements=refinements)
     _check.integer(minimum=1, num_steps=num_steps)
     _check.integer(minimum=0, refinements=refinements)
     _require_privacy_noise(problem)
@@ -352,6 +355,9 @@ class NeighboringLaws:
     iterate: int
     position: int
     guarantee: Guarantee = Guarantee.SURROGATE
+
+    def __post_init__(self) -> None:
+        _check.record(self)
 
 
 def _check_pair_index(grid: _Grid, iterate: Any, position: Any) -> tuple[int, int]:

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from privdyn import _check
@@ -74,7 +75,8 @@ def _combine(forward: np.ndarray, backward: np.ndarray, direction: str) -> np.nd
     return np.maximum(forward, backward)
 
 
-def renyi_divergences(renyi_order: float, law: HSGDLaw, pairs: NeighboringPairs, *, iterates: Any, positions: Any,
+def renyi_divergences(renyi_order: float, law: HSGDLaw, pairs: NeighboringPairs, *, iterates: ArrayLike,
+                      positions: ArrayLike,
                       direction: str = "max") -> PrivacyLoss:
     """D_α(t_k; s_ℓ, θ) (eq. (14), correct order) for a batch of (k, ℓ) and every pair: the O(m)-per-pair fast path.
 
@@ -145,7 +147,7 @@ def _num_steps(grid: _Grid, num_steps: Any) -> int:
 
 
 def rdp_epsilon(renyi_order: float, law: HSGDLaw, pairs: NeighboringPairs, *, num_steps: int,
-                iterates: Any = None) -> PrivacyLoss:
+                iterates: ArrayLike | None = None) -> PrivacyLoss:
     """Last-iterate RDP curve of Theorem 4.3, eq. (15), on the SGD grid (labelled ``surrogate``).
 
     rdp_epsilon(k) = (1/(α−1)) [logsumexp({log(n − k)} ∪ {(α−1) max_θ D_α(k; ℓ, θ) : ℓ < k}) − log n], with D_α the
@@ -212,8 +214,8 @@ def _release_iterates(grid: _Grid, n: int, release_iterates: Any) -> np.ndarray:
     return ks
 
 
-def release_divergences(renyi_order: float, law: HSGDLaw, pairs: NeighboringPairs, *, release_iterates: Any,
-                        positions: Any, mode: str = "keep_last_block", direction: str = "max") -> PrivacyLoss:
+def release_divergences(renyi_order: float, law: HSGDLaw, pairs: NeighboringPairs, *, release_iterates: ArrayLike,
+                        positions: ArrayLike, mode: str = "keep_last_block", direction: str = "max") -> PrivacyLoss:
     """D_α^{[J]} (Theorem 4.4, eq. (20)) of the release X_{t_1}, …, X_{t_J} for records at steps ``positions``.
 
     ``mode="keep_last_block"``: the exact divergence of the release, = that of (X_{t_q}, X_{t_r}) with k_q the last
@@ -260,7 +262,7 @@ def _release_batch(grid: _Grid, data: _PairData, alpha: float, ks: np.ndarray, e
 
 
 def rdp_epsilon_releases(renyi_order: float, law: HSGDLaw, pairs: NeighboringPairs, *, num_steps: int,
-                         release_iterates: Any, mode: str = "keep_last_block") -> PrivacyLoss:
+                         release_iterates: ArrayLike, mode: str = "keep_last_block") -> PrivacyLoss:
     """RDP of releasing the iterates k_1 < … < k_J (Theorem 4.4, eq. (21) with its missing "+" restored).
 
     (1/(α−1)) [logsumexp({log(n − k_J)} ∪ {(α−1) max_θ D_α^{[J]}(ℓ, θ) : ℓ < k_J}) − log n], both orders.
@@ -334,8 +336,8 @@ def _average_moments(grid: _Grid, ks: np.ndarray, ell: np.ndarray) -> tuple[np.n
     return fbar**2 / kvar, fbar * kbar / kvar, kbar**2 / kvar
 
 
-def average_divergences(renyi_order: float, law: HSGDLaw, pairs: NeighboringPairs, *, release_iterates: Any,
-                        positions: Any, direction: str = "max") -> PrivacyLoss:
+def average_divergences(renyi_order: float, law: HSGDLaw, pairs: NeighboringPairs, *, release_iterates: ArrayLike,
+                        positions: ArrayLike, direction: str = "max") -> PrivacyLoss:
     """D_α^{avg} (Theorem 4.5, eq. (23), correct order) of the average of the releases, per position (L, P).
 
     Blocks released before the record's step are the unperturbed ones, with the C_i cross terms (Theorem 4.5 leaves
@@ -376,7 +378,7 @@ def _average_batch(grid: _Grid, data: _PairData, alpha: float, ks: np.ndarray,
 
 
 def rdp_epsilon_average(renyi_order: float, law: HSGDLaw, pairs: NeighboringPairs, *, num_steps: int,
-                        release_iterates: Any) -> PrivacyLoss:
+                        release_iterates: ArrayLike) -> PrivacyLoss:
     """RDP of releasing the average of the iterates k_1 < … < k_J (Theorem 4.5, eq. (24)), labelled ``surrogate``.
 
     (1/(α−1)) [logsumexp({log(n − k_J)} ∪ {(α−1) max_θ D_α^{avg}(ℓ, θ) : ℓ < k_J}) − log n], both orders. A diffusion

@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.privacy import divergences
@@ -30,11 +31,14 @@ class ExactSGDLaw:
     covariances: np.ndarray
     guarantee: Guarantee = Guarantee.EXACT
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 def _exact_inputs(features: Any, labels: Any, step_size: Any, ridge: Any, noise_std: Any, x0: Any,
                   init_variance: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float, np.ndarray, float]:
-    a = np.asarray(features, dtype=float)
-    b = np.asarray(labels, dtype=float)
+    a = _check.real_array(features=features)
+    b = _check.real_array(labels=labels)
     if a.ndim != 2 or a.shape[0] == 0:
         raise ValueError(f"features must have shape (n, d) with n >= 1; got {a.shape}.")
     n, d = a.shape
@@ -64,8 +68,9 @@ def _exact_step(mean: np.ndarray, cov: np.ndarray, a: np.ndarray, b: float, eta:
     return new_mean, 0.5 * (new_cov + new_cov.T)
 
 
-def exact_sgd_law(features: Any, labels: Any, *, step_size: Any, ridge: float, noise_std: float, x0: Any,
-                  iterates: Any, init_variance: float = 0.0) -> ExactSGDLaw:
+def exact_sgd_law(features: ArrayLike, labels: ArrayLike, *, step_size: ArrayLike, ridge: float, noise_std: float,
+                  x0: ArrayLike,
+                  iterates: ArrayLike, init_variance: float = 0.0) -> ExactSGDLaw:
     """Exact law of discrete noisy SGD (Algorithm 1, batch 1, fixed data order, Gaussian noise) on least squares.
 
     x_{k+1} = C_k x_k + η_k b_k a_k − η_kσZ_k with C_k = (1 − η_kδ)I − η_k a_ka_kᵀ is affine with Gaussian noise, so
@@ -97,8 +102,10 @@ def exact_sgd_law(features: Any, labels: Any, *, step_size: Any, ridge: float, n
     return ExactSGDLaw(iterates=ks, means=means, covariances=covs)
 
 
-def exact_sgd_renyi(renyi_order: float, *, features: Any, labels: Any, position: int, replacement_feature: Any,
-                    replacement_label: float, iterate: int, step_size: Any, ridge: float, noise_std: float, x0: Any,
+def exact_sgd_renyi(renyi_order: float, *, features: ArrayLike, labels: ArrayLike, position: int,
+                    replacement_feature: ArrayLike,
+                    replacement_label: float, iterate: int, step_size: ArrayLike, ridge: float, noise_std: float,
+                    x0: ArrayLike,
                     init_variance: float = 0.0, direction: str = "max") -> PrivacyLoss:
     """Exact D_α between the laws of SGD iterate k on the data and on the data with record ``position`` replaced.
 

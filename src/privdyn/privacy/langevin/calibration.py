@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.privacy.conversions import epsilon_to_zcdp
@@ -40,15 +41,15 @@ def _time_factor(num_steps: Any, step_size: Any, strong_convexity: Any) -> np.nd
 
 
 def noise_scale_for_rdp(
-    renyi_order: Any,
-    rdp_epsilon: Any,
+    renyi_order: ArrayLike,
+    rdp_epsilon: ArrayLike,
     *,
-    num_steps: Any = None,
-    step_size: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    sensitivity: Any,
-    n: Any,
+    num_steps: ArrayLike | None = None,
+    step_size: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    sensitivity: ArrayLike,
+    n: ArrayLike,
 ) -> PrivacyLoss:
     """The smallest noise_scale for which Corollary 1 certifies (renyi_order, rdp_epsilon)-RDP.
 
@@ -92,7 +93,8 @@ def noise_scale_for_rdp(
 
 
 def composition_noise_scale_for_rdp(
-    renyi_order: Any, rdp_epsilon: Any, *, num_steps: Any, step_size: Any, sensitivity: Any, n: Any
+    renyi_order: ArrayLike, rdp_epsilon: ArrayLike, *, num_steps: ArrayLike, step_size: ArrayLike,
+    sensitivity: ArrayLike, n: ArrayLike
 ) -> PrivacyLoss:
     """The smallest noise_scale for which the composition baseline certifies (renyi_order, rdp_epsilon)-RDP.
 
@@ -152,16 +154,16 @@ def _check_paper_recipe(epsilon: Any, delta: Any) -> None:
 
 
 def noise_scale_for_dp(
-    epsilon: Any,
-    delta: Any,
+    epsilon: ArrayLike,
+    delta: ArrayLike,
     *,
     method: str = "paper",
-    num_steps: Any = None,
-    step_size: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    sensitivity: Any,
-    n: Any,
+    num_steps: ArrayLike | None = None,
+    step_size: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    sensitivity: ArrayLike,
+    n: ArrayLike,
 ) -> PrivacyLoss:
     """A noise_scale for which Corollary 1 certifies (epsilon, delta)-DP.
 

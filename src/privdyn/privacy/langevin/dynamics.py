@@ -3,9 +3,8 @@ its asymptote and increments, the composition baseline (Theorem 1), the crossove
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.privacy.labels import Guarantee, PrivacyLoss
@@ -37,15 +36,15 @@ __all__ = [
 
 
 def dynamics_rdp(
-    renyi_order: Any,
+    renyi_order: ArrayLike,
     *,
-    num_steps: Any,
-    step_size: Any,
-    noise_scale: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    sensitivity: Any,
-    n: Any,
+    num_steps: ArrayLike,
+    step_size: ArrayLike,
+    noise_scale: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    sensitivity: ArrayLike,
+    n: ArrayLike,
 ) -> PrivacyLoss:
     """Corollary 1: the RDP of the last iterate of noisy GD on a strongly convex, smooth loss.
 
@@ -105,7 +104,7 @@ def dynamics_rdp(
 
 
 def dynamics_rdp_asymptote(
-    renyi_order: Any, *, noise_scale: Any, strong_convexity: Any, sensitivity: Any, n: Any
+    renyi_order: ArrayLike, *, noise_scale: ArrayLike, strong_convexity: ArrayLike, sensitivity: ArrayLike, n: ArrayLike
 ) -> PrivacyLoss:
     """The K -> infinity limit of Corollary 1.
 
@@ -128,13 +127,13 @@ def dynamics_rdp_asymptote(
 
 def dynamics_zcdp(
     *,
-    num_steps: Any = None,
-    step_size: Any,
-    noise_scale: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    sensitivity: Any,
-    n: Any,
+    num_steps: ArrayLike | None = None,
+    step_size: ArrayLike,
+    noise_scale: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    sensitivity: ArrayLike,
+    n: ArrayLike,
 ) -> PrivacyLoss:
     """Corollary 1 as zCDP: the slope rho of the RDP curve rdp_epsilon(renyi_order) = renyi_order * rho.
 
@@ -183,15 +182,15 @@ def dynamics_zcdp(
 
 
 def dynamics_rdp_increment(
-    renyi_order: Any,
+    renyi_order: ArrayLike,
     *,
-    step_index: Any,
-    step_size: Any,
-    noise_scale: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    sensitivity: Any,
-    n: Any,
+    step_index: ArrayLike,
+    step_size: ArrayLike,
+    noise_scale: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    sensitivity: ArrayLike,
+    n: ArrayLike,
 ) -> PrivacyLoss:
     """The contribution of iteration k to the Corollary 1 bound: eps(k) - eps(k - 1), k >= 1.
 
@@ -231,14 +230,14 @@ def dynamics_rdp_increment(
 
 
 def lsi_rdp(
-    renyi_order: Any,
+    renyi_order: ArrayLike,
     *,
-    lsi_constant: Any,
-    num_steps: Any,
-    step_size: Any,
-    noise_scale: Any,
-    sensitivity: Any,
-    n: Any,
+    lsi_constant: ArrayLike,
+    num_steps: ArrayLike,
+    step_size: ArrayLike,
+    noise_scale: ArrayLike,
+    sensitivity: ArrayLike,
+    n: ArrayLike,
 ) -> PrivacyLoss:
     """Theorem 2: the RDP of noisy GD when the tracing diffusions satisfy a log-Sobolev inequality.
 
@@ -276,7 +275,8 @@ def lsi_rdp(
 
 
 def composition_rdp(
-    renyi_order: Any, *, num_steps: Any, step_size: Any, noise_scale: Any, sensitivity: Any, n: Any
+    renyi_order: ArrayLike, *, num_steps: ArrayLike, step_size: ArrayLike, noise_scale: ArrayLike,
+    sensitivity: ArrayLike, n: ArrayLike
 ) -> PrivacyLoss:
     """The composition baseline (Theorem 1).
 
@@ -316,7 +316,7 @@ def composition_rdp(
 # time scales
 
 
-def crossover_num_steps(*, step_size: Any, strong_convexity: Any) -> float | np.ndarray:
+def crossover_num_steps(*, step_size: ArrayLike, strong_convexity: ArrayLike) -> float | np.ndarray:
     """The real K at which Corollary 1 drops below the composition baseline.
 
     ``2 * CROSSOVER_X / (strong_convexity * step_size)``, derived from Corollary 1 and the Figure 1 baseline
@@ -328,10 +328,11 @@ def crossover_num_steps(*, step_size: Any, strong_convexity: Any) -> float | np.
     Shapes: the arguments broadcast; a float for scalar inputs.
     """
     _check.positive(step_size=step_size, strong_convexity=strong_convexity)
+    _check.broadcastable(step_size=step_size, strong_convexity=strong_convexity)
     return _out(2.0 * CROSSOVER_X / (_arr(strong_convexity) * _arr(step_size)))
 
 
-def steps_to_fraction(fraction: Any, *, step_size: Any, strong_convexity: Any) -> float | np.ndarray:
+def steps_to_fraction(fraction: ArrayLike, *, step_size: ArrayLike, strong_convexity: ArrayLike) -> float | np.ndarray:
     """The real K at which Corollary 1 reaches ``fraction`` of its asymptote.
 
     ``2 ln(1/(1 - fraction)) / (strong_convexity * step_size)``, derived from Corollary 1 of Chourasia, Ye,
@@ -346,4 +347,5 @@ def steps_to_fraction(fraction: Any, *, step_size: Any, strong_convexity: Any) -
     _check.finite(fraction=fraction)
     _check.in_range(0.0, 1.0, closed="left", fraction=fraction)
     _check.positive(step_size=step_size, strong_convexity=strong_convexity)
+    _check.broadcastable(fraction=fraction, step_size=step_size, strong_convexity=strong_convexity)
     return _out(-2.0 * np.log1p(-_arr(fraction)) / (_arr(strong_convexity) * _arr(step_size)))

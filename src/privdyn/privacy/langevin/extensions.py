@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize
 
 from privdyn import _check
@@ -38,12 +39,12 @@ def _contraction(step_size: np.ndarray, strong_convexity: np.ndarray, smoothness
 
 def lsi_constant_tracker(
     *,
-    num_steps: Any,
-    step_size: Any,
-    noise_scale: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    init_lsi_constant: Any,
+    num_steps: int,
+    step_size: ArrayLike,
+    noise_scale: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    init_lsi_constant: ArrayLike,
 ) -> np.ndarray:
     """LSI constants c_0, ..., c_K of the noisy-GD iterates (privdyn extension, not in the paper).
 
@@ -94,16 +95,16 @@ def _check_init_lsi(init_lsi_constant: Any) -> None:
 
 
 def tracked_lsi_rdp(
-    renyi_order: Any,
+    renyi_order: ArrayLike,
     *,
-    num_steps: Any,
-    step_size: Any,
-    noise_scale: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    sensitivity: Any,
-    n: Any,
-    init_lsi_constant: Any = None,
+    num_steps: int,
+    step_size: ArrayLike,
+    noise_scale: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    sensitivity: ArrayLike,
+    n: ArrayLike,
+    init_lsi_constant: ArrayLike | None = None,
 ) -> PrivacyLoss:
     """Theorem 2 with the tracked LSI constant c = min_{0<=k<=K} c_k (privdyn extension, not in the paper).
 
@@ -182,15 +183,15 @@ def _best_gamma_factor(x: float) -> float:
 
 
 def best_gamma_rdp(
-    renyi_order: Any,
+    renyi_order: ArrayLike,
     *,
-    num_steps: Any,
-    step_size: Any,
-    noise_scale: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    sensitivity: Any,
-    n: Any,
+    num_steps: ArrayLike,
+    step_size: ArrayLike,
+    noise_scale: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    sensitivity: ArrayLike,
+    n: ArrayLike,
 ) -> PrivacyLoss:
     """The general-gamma variant of Corollary 1, minimised over gamma (privdyn extension, not in the paper).
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.privacy.labels import Guarantee, PrivacyLoss
@@ -40,14 +41,14 @@ def _check_quadratic(
 
 
 def quadratic_exact_rdp(
-    renyi_order: Any,
+    renyi_order: ArrayLike,
     *,
-    num_steps: Any,
-    step_size: Any,
-    noise_scale: Any,
-    sensitivity: Any,
-    n: Any,
-    init_variance: Any = 0.0,
+    num_steps: ArrayLike,
+    step_size: ArrayLike,
+    noise_scale: ArrayLike,
+    sensitivity: ArrayLike,
+    n: ArrayLike,
+    init_variance: ArrayLike = 0.0,
 ) -> PrivacyLoss:
     """The exact Renyi divergence of the last iterate on the paper's tightness instance (quadratic loss).
 
@@ -94,7 +95,8 @@ def quadratic_exact_rdp(
 
 
 def quadratic_lower_bound_rdp(
-    renyi_order: Any, *, num_steps: Any, step_size: Any, noise_scale: Any, sensitivity: Any, n: Any
+    renyi_order: ArrayLike, *, num_steps: ArrayLike, step_size: ArrayLike, noise_scale: ArrayLike,
+    sensitivity: ArrayLike, n: ArrayLike
 ) -> PrivacyLoss:
     """Theorem 3 (eq. 17): a lower bound on the privacy loss of noisy GD.
 
@@ -120,7 +122,8 @@ def quadratic_lower_bound_rdp(
 
 
 def quadratic_corollary2_rdp(
-    renyi_order: Any, *, num_steps: Any, step_size: Any, noise_scale: Any, sensitivity: Any, n: Any
+    renyi_order: ArrayLike, *, num_steps: ArrayLike, step_size: ArrayLike, noise_scale: ArrayLike,
+    sensitivity: ArrayLike, n: ArrayLike
 ) -> PrivacyLoss:
     """Corollary 2 (eq. 18, corrected): the Theorem 2 bound for the quadratic loss.
 

@@ -11,11 +11,14 @@ and a number of steps. Both spellings give the same numbers: the methods call th
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING
 
 from privdyn import _check
 from privdyn.privacy.labels import PrivacyLoss
 from privdyn.privacy.langevin.common import _check_convexity, _check_count, _check_step_below_inverse_smoothness
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["LangevinSetting"]
 
@@ -45,12 +48,12 @@ class LangevinSetting:
         n: dataset size, an integer >= 1.
     """
 
-    step_size: Any
-    noise_scale: Any
-    strong_convexity: Any
-    smoothness: Any
-    sensitivity: Any
-    n: Any
+    step_size: ArrayLike
+    noise_scale: ArrayLike
+    strong_convexity: ArrayLike
+    smoothness: ArrayLike
+    sensitivity: ArrayLike
+    n: ArrayLike
 
     def __post_init__(self) -> None:
         _check.positive(step_size=self.step_size, noise_scale=self.noise_scale, sensitivity=self.sensitivity)
@@ -58,42 +61,43 @@ class LangevinSetting:
         _check_step_below_inverse_smoothness(self.step_size, self.smoothness)
         _check_count(1, n=self.n)
 
-    def keywords(self) -> dict[str, Any]:
+    def keywords(self) -> dict[str, ArrayLike]:
         """The six constants as the keyword arguments of the module-level functions."""
         return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
 
-    def dynamics_rdp(self, renyi_order: Any, *, num_steps: Any) -> PrivacyLoss:
+    def dynamics_rdp(self, renyi_order: ArrayLike, *, num_steps: ArrayLike) -> PrivacyLoss:
         """Corollary 1 at this setting (:func:`~privdyn.privacy.langevin.dynamics_rdp`)."""
         from privdyn.privacy.langevin.dynamics import dynamics_rdp
 
         return dynamics_rdp(renyi_order, num_steps=num_steps, **self.keywords())
 
-    def dynamics_rdp_increment(self, renyi_order: Any, *, step_index: Any) -> PrivacyLoss:
+    def dynamics_rdp_increment(self, renyi_order: ArrayLike, *, step_index: ArrayLike) -> PrivacyLoss:
         """Iteration k's share of Corollary 1 (:func:`~privdyn.privacy.langevin.dynamics_rdp_increment`)."""
         from privdyn.privacy.langevin.dynamics import dynamics_rdp_increment
 
         return dynamics_rdp_increment(renyi_order, step_index=step_index, **self.keywords())
 
-    def dynamics_zcdp(self, *, num_steps: Any = None) -> PrivacyLoss:
+    def dynamics_zcdp(self, *, num_steps: ArrayLike | None = None) -> PrivacyLoss:
         """Corollary 1 as zCDP (:func:`~privdyn.privacy.langevin.dynamics_zcdp`; ``None``: every num_steps)."""
         from privdyn.privacy.langevin.dynamics import dynamics_zcdp
 
         return dynamics_zcdp(num_steps=num_steps, **self.keywords())
 
-    def composition_rdp(self, renyi_order: Any, *, num_steps: Any) -> PrivacyLoss:
+    def composition_rdp(self, renyi_order: ArrayLike, *, num_steps: ArrayLike) -> PrivacyLoss:
         """The composition baseline (:func:`~privdyn.privacy.langevin.composition_rdp`)."""
         from privdyn.privacy.langevin.dynamics import composition_rdp
 
         return composition_rdp(renyi_order, num_steps=num_steps, step_size=self.step_size,
                                noise_scale=self.noise_scale, sensitivity=self.sensitivity, n=self.n)
 
-    def best_gamma_rdp(self, renyi_order: Any, *, num_steps: Any) -> PrivacyLoss:
+    def best_gamma_rdp(self, renyi_order: ArrayLike, *, num_steps: ArrayLike) -> PrivacyLoss:
         """The free-gamma extension (:func:`~privdyn.privacy.langevin.best_gamma_rdp`)."""
         from privdyn.privacy.langevin.extensions import best_gamma_rdp
 
         return best_gamma_rdp(renyi_order, num_steps=num_steps, **self.keywords())
 
-    def tracked_lsi_rdp(self, renyi_order: Any, *, num_steps: Any, init_lsi_constant: Any = None) -> PrivacyLoss:
+    def tracked_lsi_rdp(self, renyi_order: ArrayLike, *, num_steps: int,
+                        init_lsi_constant: ArrayLike | None = None) -> PrivacyLoss:
         """Theorem 2 with the tracked LSI constant (:func:`~privdyn.privacy.langevin.tracked_lsi_rdp`)."""
         from privdyn.privacy.langevin.extensions import tracked_lsi_rdp
 

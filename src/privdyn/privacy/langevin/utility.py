@@ -4,9 +4,9 @@ hyper-parameters."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.privacy.conversions import rdp_to_epsilon
@@ -35,13 +35,13 @@ __all__ = ["Theorem4Parameters", "lemma6_excess_risk_bound", "theorem4_parameter
 
 def lemma6_excess_risk_bound(
     *,
-    num_steps: Any,
-    step_size: Any,
-    noise_scale: Any,
-    lipschitz: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    d: Any,
+    num_steps: ArrayLike,
+    step_size: ArrayLike,
+    noise_scale: ArrayLike,
+    lipschitz: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    d: ArrayLike,
 ) -> float | np.ndarray:
     """Lemma 6 (eq. 20): the expected excess empirical risk of noisy GD after num_steps steps.
 
@@ -121,6 +121,9 @@ class Theorem4Parameters:
     gradient_complexity: int | np.ndarray
     privacy: PrivacyLoss
 
+    def __post_init__(self) -> None:
+        _check.record(self)
+
 
 def _as_int(value: np.ndarray) -> int | np.ndarray:
     value = np.asarray(value).astype(np.int64)
@@ -129,15 +132,15 @@ def _as_int(value: np.ndarray) -> int | np.ndarray:
 
 def theorem4_parameters(
     *,
-    lipschitz: Any,
-    strong_convexity: Any,
-    smoothness: Any,
-    n: Any,
-    d: Any,
-    renyi_order: Any = None,
-    rdp_epsilon: Any = None,
-    epsilon: Any = None,
-    delta: Any = None,
+    lipschitz: ArrayLike,
+    strong_convexity: ArrayLike,
+    smoothness: ArrayLike,
+    n: ArrayLike,
+    d: ArrayLike,
+    renyi_order: ArrayLike | None = None,
+    rdp_epsilon: ArrayLike | None = None,
+    epsilon: ArrayLike | None = None,
+    delta: ArrayLike | None = None,
     num_steps_formula: str = "printed",
 ) -> Theorem4Parameters:
     """Theorem 4's recipe: step size, noise and number of steps with near-optimal utility under privacy.
