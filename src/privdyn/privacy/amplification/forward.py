@@ -146,7 +146,7 @@ def privacy_loss_forward(pair: DominatingPair, outputs: np.ndarray, grid_points_
     if q / (1.0 - lam) > MAX_GRID_POINTS:
         raise ValueError(f"grid_points_per_unit={q} with lambda={lam} needs {q / (1.0 - lam):.3g} grid points; "
                          f"at most {MAX_GRID_POINTS} are allowed.")
-    theta = np.ascontiguousarray(np.atleast_2d(np.asarray(outputs, dtype=float)))
+    theta = np.ascontiguousarray(np.atleast_2d(_check.real_array(outputs=outputs)))
     if theta.shape[1] != pair.num_steps:
         raise ValueError(f"outputs must have num_steps={pair.num_steps} columns; got shape {theta.shape}.")
     out = np.empty(theta.shape[0])
