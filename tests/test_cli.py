@@ -80,8 +80,9 @@ def test_run_writes_the_documented_outputs(capsys, tmp_path):
     assert result["seed"] == 4 and result["quick"] is False and result["config"]["max_num_steps"] == 200
     assert result["artifacts"] == ["figure.png", "figure.svg", "series.csv"]
     for key in ("experiment", "title", "paper", "config", "series", "tables", "metrics", "checks", "environment",
-                "elapsed_s"):
+                "elapsed_s", "outputs_s"):
         assert key in result
+    assert isinstance(result["outputs_s"], float) and result["outputs_s"] > 0
     assert result["series"][0]["params"]["renyi_order"] == 10  # integer-valued parameters are JSON integers
     for check in result["checks"]:
         assert set(check) == {"name", "kind", "claim", "expected", "measured", "tolerance", "standard_error",
@@ -117,8 +118,10 @@ def test_reproduce_writes_summaries(capsys, tmp_path):
     assert status == 0 and " 0 computed" in out
     again = json.loads((tmp_path / "summary.json").read_text())
     assert again["checks"] == summary["checks"]
-    strip = [{k: v for k, v in e.items() if k != "elapsed_s"} for e in summary["experiments"]]
-    assert strip == [{k: v for k, v in e.items() if k != "elapsed_s"} for e in again["experiments"]]
+    timing = ("elapsed_s", "outputs_s")
+    strip = [{k: v for k, v in e.items() if k not in timing} for e in summary["experiments"]]
+    assert strip == [{k: v for k, v in e.items() if k not in timing} for e in again["experiments"]]
+    assert all(isinstance(e["outputs_s"], float) and e["outputs_s"] > 0 for e in again["experiments"])
 
 
 @pytest.mark.skipif(shutil.which("privdyn") is None, reason="the privdyn console script is not installed")

@@ -6,10 +6,10 @@ Usage::
 
 Both folders are ``privdyn reproduce`` (or ``privdyn run``) output directories: one sub-folder per experiment, each
 holding a ``result.json``. For every experiment present in either folder, the two files are walked side by side over
-every field except the ones that legitimately differ between runs (``environment``, ``elapsed_s`` and any other
-key whose name says it is a duration). Floats are compared numerically (the non-finite values that ``result.json``
-spells as ``"inf"``, ``"-inf"`` and ``"nan"`` count as floats and must match exactly); every other value (strings,
-integers, booleans, ``null``, list lengths, key sets) must be equal.
+every field except the ones that legitimately differ between runs (``environment``, ``elapsed_s``, ``outputs_s`` and
+any other key whose name says it is a duration). Floats are compared numerically (the non-finite values that
+``result.json`` spells as ``"inf"``, ``"-inf"`` and ``"nan"`` count as floats and must match exactly); every other
+value (strings, integers, booleans, ``null``, list lengths, key sets) must be equal.
 
 The report gives the number of floats compared, the worst absolute and the worst relative difference with where they
 occur, every structural or other non-float difference, and apart from these the text differences (a string that is
@@ -36,7 +36,7 @@ from pathlib import Path
 
 __all__ = ["IGNORED_KEYS", "Comparison", "compare_values", "compare_dirs", "main"]
 
-IGNORED_KEYS = frozenset({"environment", "elapsed_s"})
+IGNORED_KEYS = frozenset({"environment", "elapsed_s", "outputs_s"})
 """Top-level and nested keys that describe the run, not its results."""
 
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}

@@ -115,9 +115,10 @@ def _fails_strict(result: dict[str, Any]) -> bool:
 def _report(result: dict[str, Any], out: Path, counts: UnitCounts) -> None:
     """One line per experiment (and one per failed check)."""
     passed, failed, other = _check_counts(result)
+    writing = "" if result.get("outputs_s") is None else f", {result['outputs_s']:.2f} s writing outputs"
     typer.echo(f"{result['experiment']}: {passed} checks passed, {failed} failed, {other} not applicable or "
-               f"findings; units {counts.computed} computed, {counts.cached} cached ({result['elapsed_s']:.2f} s) "
-               f"-> {out / result['experiment']}")
+               f"findings; units {counts.computed} computed, {counts.cached} cached ({result['elapsed_s']:.2f} s"
+               f"{writing}) -> {out / result['experiment']}")
     for check in result["checks"]:
         if check["passed"] is False:
             typer.echo(f"  FAILED [{check['kind']}] {check['name']}: {check['claim']}"

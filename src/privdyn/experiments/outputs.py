@@ -200,14 +200,15 @@ def _cell(value: Any) -> str:
 
 
 def summary_markdown(results: Sequence[Mapping[str, Any]]) -> str:
-    """``summary.md``: per-experiment counts and elapsed times, then one row per check."""
+    """``summary.md``: per-experiment counts, elapsed and output-writing times, then one row per check."""
     lines = ["# privdyn reproduce: summary", "", "| experiment | passed | failed | not applicable / finding |"
-             " elapsed (s) |", "|---|---|---|---|---|"]
+             " elapsed (s) | writing outputs (s) |", "|---|---|---|---|---|---|"]
     for r in results:
         passed = sum(c["passed"] is True for c in r["checks"])
         failed = sum(c["passed"] is False for c in r["checks"])
         other = sum(c["passed"] is None for c in r["checks"])
-        lines.append(f"| {r['experiment']} | {passed} | {failed} | {other} | {r['elapsed_s']:.2f} |")
+        writing = "—" if r.get("outputs_s") is None else f"{r['outputs_s']:.2f}"
+        lines.append(f"| {r['experiment']} | {passed} | {failed} | {other} | {r['elapsed_s']:.2f} | {writing} |")
     lines += ["", "## Checks", "", "| " + " | ".join(SUMMARY_COLUMNS) + " |",
               "|" + "---|" * len(SUMMARY_COLUMNS)]
     for row in summary_rows(results):

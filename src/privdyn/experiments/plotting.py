@@ -63,13 +63,36 @@ def save_figure(fig: Any, out_dir: Path, filename: str = "figure.png", *, paper:
     fig.text(0.5, 0.0, f"Reproduces: {paper}", ha="center", va="top", fontsize=7, color="0.3")
     png, svg = figure_files(filename)
     try:
+        bbox = _freeze_layout(fig, dpi)
         with atomic_path(out_dir / png) as tmp:
-            fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
+            fig.savefig(tmp, dpi=dpi, bbox_inches=bbox, format="png")
         with matplotlib.rc_context({"svg.hashsalt": _SVG_HASH_SALT}), atomic_path(out_dir / svg) as tmp:
-            fig.savefig(tmp, bbox_inches="tight", format="svg", metadata={"Date": None})
+            fig.savefig(tmp, bbox_inches=bbox, format="svg", metadata={"Date": None})
     finally:
         pyplot().close(fig)
     return png
+
+
+def _freeze_layout(fig: Any, dpi: int) -> Any:
+    """Lay ``fig`` out once and return its tight bounding box (in inches, padded by ``savefig.pad_inches``).
+
+    ``savefig(bbox_inches="tight")`` draws the figure an extra time per format to measure it, and a layout engine
+    (constrained layout) runs again at every draw. Here the figure is measured once, at the PNG's resolution, on its
+    Agg canvas without rendering; the layout engine's result is then kept (the engine is removed), so each format costs
+    exactly one draw and both formats share the same layout and crop.
+    """
+    import matplotlib
+
+    fig.set_dpi(dpi)
+    renderer = fig.canvas.get_renderer()
+    with renderer._draw_disabled():
+        fig.draw(renderer)
+    bbox = fig.get_tightbbox(renderer)
+    # No engine at all (``"none"`` would leave a placeholder engine, and savefig pre-draws any figure that has one).
+    with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        fig.set_layout_engine(None)
+    pad = matplotlib.rcParams["savefig.pad_inches"]
+    return bbox.padded(pad, pad)
 
 
 def select_series(result: Mapping[str, Any], **params: Any) -> list[Mapping[str, Any]]:

@@ -323,16 +323,23 @@ def build_result(experiment: Experiment, config: ExperimentConfig, unit_outputs:
         "artifacts": [],
         "environment": outputs.environment(),
         "elapsed_s": elapsed_s,
+        "outputs_s": None,
     }
 
 
 def write_outputs(experiment: Experiment, result: dict[str, Any], out_dir: Path) -> Path:
-    """Write ``DIR/NAME/``: figures (PNG and SVG), ``series.csv`` and ``result.json`` (last: it lists the artifacts)."""
+    """Write ``DIR/NAME/``: figures (PNG and SVG), ``series.csv`` and ``result.json`` (last: it lists the artifacts).
+
+    ``result["outputs_s"]`` records the wall time spent writing the figures and ``series.csv`` (``elapsed_s`` covers
+    computing and assembling the result, not writing it).
+    """
+    start = time.perf_counter()
     target = out_dir / experiment.name
     target.mkdir(parents=True, exist_ok=True)
     figures = experiment.plot(result, target)
     outputs.atomic_write_text(target / "series.csv", outputs.series_csv(result["series"]))
     result["artifacts"] = [*(name for figure in figures for name in plotting.figure_files(figure)), "series.csv"]
+    result["outputs_s"] = time.perf_counter() - start
     outputs.write_json(target / "result.json", result)
     return target
 
@@ -344,7 +351,8 @@ def run_experiment(experiment: Experiment, config: ExperimentConfig, *, seed: in
     """Run one experiment end to end and return the result dict.
 
     With ``out_dir`` the units are cached under ``out_dir/NAME/.cache/`` (a rerun resumes: it computes only the
-    missing units, and its result equals an uninterrupted run's except ``elapsed_s``) and the outputs are written.
+    missing units, and its result equals an uninterrupted run's except ``elapsed_s`` and ``outputs_s``) and the
+    outputs are written (``outputs_s`` is None when nothing is written).
     """
     start = time.perf_counter()
     cache = (UnitCache(out_dir / experiment.name / ".cache", experiment=experiment.name, seed=seed, quick=quick)
@@ -366,6 +374,7 @@ def write_summary(results: Sequence[Mapping[str, Any]], out_dir: Path) -> None:
                 "experiment": r["experiment"],
                 "quick": r["quick"],
                 "elapsed_s": r["elapsed_s"],
+                "outputs_s": r.get("outputs_s"),
                 "checks_passed": sum(c["passed"] is True for c in r["checks"]),
                 "checks_failed": sum(c["passed"] is False for c in r["checks"]),
                 "checks_not_applicable_or_findings": sum(c["passed"] is None for c in r["checks"]),
