@@ -292,7 +292,9 @@ def _closed_form_checks(experiment, config, outputs):
             full[unit.key] = fake_dp
         elif unit.params["method"].startswith("amplified"):
             full[unit.key] = {"kappa": 1.0, "source": "shipped", "rtol": 0.01, "seconds": 0.0, "shipped_kappa": 1.0,
-                              "shipped_rtol": 0.01, "shipped_seconds": 0.0, "shipped_f12": [1.0, 1.0]}
+                              "shipped_rtol": 0.01, "shipped_seconds": 0.0, "shipped_f12": [1.0, 1.0],
+                              "shipped_estimate": {"kappa_estimate": None,
+                                                   "epsilon_estimate_lower_at_kappa_bound": None}}
         elif unit.params["method"] == "spec_table":
             full[unit.key] = {"d9": 1.0, "f12": [1.0] * 5, "epsilon_half": 0.0, "epsilon_full": 0.0,
                               "f12_min_steps": 1}
