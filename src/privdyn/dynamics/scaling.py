@@ -20,9 +20,10 @@ Names follow ``docs/notation.md``: ``power_law_exponent`` φ, ``target_exponent`
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
-from typing import Any, NamedTuple, overload
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -120,7 +121,8 @@ def _critical_b(phi: float, psi: float, alpha: float) -> float:
     return 1.0 - (2.0 - psi) * (alpha + 1.0) / (2.0 * (K + 1.0))
 
 
-class Theorem4Case(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class Theorem4Case:
     """Which row of Theorem 4's table applies (arXiv 2505.16329, eqs. (6.4)-(6.6)).
 
     Attributes:
@@ -137,6 +139,12 @@ class Theorem4Case(NamedTuple):
     privacy_free: bool
     log_corrected: bool
     critical_privacy_exponent: float
+
+    def __post_init__(self) -> None:
+        _check.one_of(("6.4", "6.5", "6.6"), equation=self.equation)
+        _check.instance(bool, ill_conditioned=self.ill_conditioned, privacy_free=self.privacy_free,
+                        log_corrected=self.log_corrected)
+        _check.record(self)
 
 
 def theorem4_case(*, power_law_exponent: float, target_exponent: float, schedule_exponent: float,
@@ -483,7 +491,8 @@ def minimax_lower_bound(*, d: ArrayLike, n: ArrayLike, rho: ArrayLike, label_noi
     if np.any(dd >= nn):
         raise ValueError(f"d must be < n (Lemma D.8 of arXiv 2505.16329 assumes d < n); got d={d!r}, n={n!r}.")
     bayes = z**2 * dd / (4.0 * hi * nn)
-    privacy = z**2 * dd**2 / (8.0 * nn**2 * np.expm1(r**2))
+    with np.errstate(over="ignore"):  # e^{ρ²} − 1 overflows to ∞ for ρ > 26.6: the privacy term is then exactly 0
+        privacy = z**2 * dd**2 / (8.0 * nn**2 * np.expm1(r**2))
     return _result(np.asarray(np.maximum(bayes, np.minimum(privacy, lo / 80.0))))
 
 
