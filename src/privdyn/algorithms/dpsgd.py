@@ -151,12 +151,13 @@ class DPSGDLog:
     distance: np.ndarray
 
     def __post_init__(self) -> None:
-        arrays = {field.name: np.asarray(getattr(self, field.name)) for field in dataclasses.fields(self)}
+        arrays = {field.name: _check.real_array(**{field.name: getattr(self, field.name)})
+                  for field in dataclasses.fields(self)}
         length = arrays["step"].shape
         for name, value in arrays.items():
-            if value.ndim != 1 or value.shape != length or value.dtype.kind not in "fiu":
-                raise ValueError(f"{name} must be a real 1-d array as long as step {length}; got {name} of shape "
-                                 f"{value.shape} and dtype {value.dtype}.")
+            if value.ndim != 1 or value.shape != length:
+                raise ValueError(f"{name} must be a 1-d array as long as step {length}; got {name} of shape "
+                                 f"{value.shape}.")
         later = arrays["step"] > 0
         for name in ("clip_fraction", "projection_fraction"):
             value = arrays[name]
