@@ -127,3 +127,24 @@ def test_simulation_records_refuse_nan():
             method="simulation", dim=1, num_steps=1, time_step=1.0, num_runs=1, first_run=0, seed=0, unit_key="",
             steps=np.array([0, 1]), times=np.array([0.0, 1.0]), population_risk=np.array([[1.0, math.nan]]),
             regularized_risk=np.array([[1.0, 1.0]]), iterate_steps=np.array([], dtype=int))
+
+
+# --- found by the deep fuzz run after the fixes above ---------------------------------------------------------------
+
+def test_rates_at_tiny_aspect_ratio_and_rho():
+    # gamma**2 and rho**2 both underflow to 0 (0/0 = NaN before); (gamma/rho)**2 = 1 is exact
+    gamma = 3.36707469e-307
+    ll = math.log(math.log(1.0 / gamma))
+    assert dynamics.loglog_rate(aspect_ratio=gamma, rho=gamma) == pytest.approx(gamma * ll + ll**2, rel=1e-12)
+    assert dynamics.polynomial_rate(aspect_ratio=gamma, rho=gamma, schedule_exponent=0.0) == pytest.approx(
+        gamma * math.log(1.0 / gamma) + math.log(1.0 / gamma) ** 2, rel=1e-12)
+    with pytest.raises(ValueError, match="rho"):
+        dynamics.loglog_rate(aspect_ratio=0.3, rho=1e-320)  # (gamma/rho)^2 beyond the float range
+
+
+def test_logistic_loss_derivative_refuses_nan():
+    from privdyn.models import logistic_loss_derivative
+
+    with pytest.raises(ValueError, match="margin"):
+        logistic_loss_derivative(np.array([0.0, math.nan]))
+    assert logistic_loss_derivative(np.array([-math.inf, 0.0, math.inf])).tolist() == [-1.0, -0.5, -0.0]

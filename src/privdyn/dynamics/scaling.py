@@ -360,14 +360,19 @@ def polynomial_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike, schedule_exponen
         raise ValueError("schedule_exponent must be 0, 0.5 or >= 1 (Propositions 5.1-5.2 of arXiv 2505.16329 state "
                          f"no rate for other values); got schedule_exponent={schedule_exponent!r}.")
     L = np.log(1.0 / gamma)
-    if alpha == 0.0:
-        first, second = gamma * L, gamma**2 * L**2 / r**2
-    elif alpha == 0.5:
-        first, second = gamma * L ** (2.0 / 3.0), gamma**2 * L ** (4.0 / 3.0) / r**2
-    else:
-        first = alpha * gamma * L ** (1.0 / (1.0 + alpha))
-        second = alpha**2 * gamma**2 * L ** (2.0 / (1.0 + alpha)) / r**2
-    return _result(np.asarray(hi / lo**2 * first + second / lo**2))
+    with np.errstate(over="ignore"):  # (γ/ρ)², not γ²/ρ²: both squares underflow to 0 for tiny γ and ρ
+        ratio2 = (gamma / r) ** 2
+        if alpha == 0.0:
+            first, second = gamma * L, ratio2 * L**2
+        elif alpha == 0.5:
+            first, second = gamma * L ** (2.0 / 3.0), ratio2 * L ** (4.0 / 3.0)
+        else:
+            first = alpha * gamma * L ** (1.0 / (1.0 + alpha))
+            second = alpha**2 * ratio2 * L ** (2.0 / (1.0 + alpha))
+        rate = np.asarray(hi / lo**2 * first + second / lo**2)
+    _check.representable(rate, "the rate", aspect_ratio=aspect_ratio, rho=rho, lambda_min=lambda_min,
+                         lambda_max=lambda_max)
+    return _result(rate)
 
 
 def loglog_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike) -> np.float64 | np.ndarray:
@@ -378,7 +383,10 @@ def loglog_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike) -> np.float64 | np.n
     """
     gamma, r = _rate_inputs(aspect_ratio, rho, below=math.exp(-1.0), below_text="1/e (ln ln(1/aspect_ratio) > 0)")
     ll = np.log(np.log(1.0 / gamma))
-    return _result(np.asarray(gamma * ll + gamma**2 / r**2 * ll**2))
+    with np.errstate(over="ignore"):  # (γ/ρ)², not γ²/ρ²: both squares underflow to 0 for tiny γ and ρ
+        rate = np.asarray(gamma * ll + (gamma / r) ** 2 * ll**2)
+    _check.representable(rate, "the rate", aspect_ratio=aspect_ratio, rho=rho)
+    return _result(rate)
 
 
 def harmonic_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike, lambda_min: ArrayLike = 1.0,
