@@ -100,6 +100,14 @@ class DPGDHyperparameters:
         return privacy_level(self.step_sizes(n), self.noise_multipliers(n))
 
 
+_DIVERGENT_FIELDS = ("risk", "penultimate_risk", "risk_before_final_noise", "final_private_risk", "final_iterates")
+
+
+def _diverged_as_inf(values: np.ndarray) -> np.ndarray:
+    """``values`` with NaN (left by inf − inf in a run that overflowed) replaced by ``inf``."""
+    return np.where(np.isnan(values), np.inf, values)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class DPGDSimulation:
     """The result of :func:`simulate_dpgd`.
@@ -122,6 +130,9 @@ class DPGDSimulation:
         risk_before_final_noise: (R, T) the risk of θ_{n−1} − η̄_n ḡ_n (θ_n without its privacy noise); None likewise.
         final_private_risk: (R, T) the risk of the released θ_n; None likewise.
         final_iterates: (R, T, d) θ after the last simulated step, if asked for.
+
+    A run that diverged (a step size past the stability limit) holds ``inf`` in its risks and final iterate (the
+    simulator writes ``inf`` where the overflow left NaN); no other number may be infinite or NaN.
     """
 
     dataset: str
@@ -144,6 +155,7 @@ class DPGDSimulation:
     final_iterates: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        _check.record(self, infinite=_DIVERGENT_FIELDS)
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if isinstance(value, np.ndarray):
@@ -492,7 +504,7 @@ def simulate_dpgd(*, data: SyntheticDesign | ArrayDataset, rows: Sequence[DPGDHy
     def rows_first(values: np.ndarray | None) -> np.ndarray | None: ...
 
     def rows_first(values: np.ndarray | None) -> np.ndarray | None:
-        return None if values is None else np.ascontiguousarray(np.swapaxes(values, 0, 1))
+        return None if values is None else np.ascontiguousarray(np.swapaxes(_diverged_as_inf(values), 0, 1))
 
     complete = num_steps == n
     return DPGDSimulation(

@@ -54,6 +54,7 @@ import numpy as np
 
 from privdyn import _check
 from privdyn._deprecation import renamed_arguments
+from privdyn.algorithms.dpgd import _diverged_as_inf
 from privdyn.privacy.correlated import LambdaCGD, NoiseStream, StepNormals, Strategy
 from privdyn.rng import CounterStream
 
@@ -137,7 +138,9 @@ class DPSGDLog:
         projection_fraction: the fraction of steps in ``(t_prev, t]`` in which the projection moved the iterate.
         distance: ``||W_t - W_0||``.
 
-    At ``t = 0`` no step has run: ``batch_loss``, ``clip_fraction`` and ``projection_fraction`` are ``nan``.
+    At ``t = 0`` no step has run: ``batch_loss``, ``clip_fraction`` and ``projection_fraction`` are ``nan``
+    (``batch_loss`` also for a window whose batches were all empty, under Poisson sampling). A run that diverged holds
+    ``inf`` in its losses and distances; the fractions are in [0, 1].
     """
 
     step: np.ndarray
@@ -146,6 +149,25 @@ class DPSGDLog:
     clip_fraction: np.ndarray
     projection_fraction: np.ndarray
     distance: np.ndarray
+
+    def __post_init__(self) -> None:
+        arrays = {field.name: _check.real_array(**{field.name: getattr(self, field.name)})
+                  for field in dataclasses.fields(self)}
+        length = arrays["step"].shape
+        for name, value in arrays.items():
+            if value.ndim != 1 or value.shape != length:
+                raise ValueError(f"{name} must be a 1-d array as long as step {length}; got {name} of shape "
+                                 f"{value.shape}.")
+        later = arrays["step"] > 0
+        for name in ("clip_fraction", "projection_fraction"):
+            value = arrays[name]
+            if np.any(np.isnan(value[later])) or np.any(value[~np.isnan(value)] < 0) or np.any(value > 1):
+                raise ValueError(f"{name} must be in [0, 1] (nan only at step 0); got {name}={value!r}.")
+        for name in ("step", "distance"):
+            if np.any(np.isnan(arrays[name])):
+                raise ValueError(f"{name} must not be NaN; got {name}={arrays[name]!r}.")
+        if not np.all(np.isfinite(arrays["step"])) or np.any(arrays["step"] < 0):
+            raise ValueError(f"step must be finite and >= 0; got step={arrays['step']!r}.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,6 +183,8 @@ class DPSGDResult:
         num_examples: per-example gradients computed over the whole run.
         num_projections: steps in which the projection was active.
         iterates: ``W_0, ..., W_{num_steps}`` stacked (only with ``keep_iterates=True``), else ``None``.
+
+    A run that diverged holds ``inf`` in ``params`` and ``iterates`` (written where the overflow left NaN).
     """
 
     params: np.ndarray
@@ -171,6 +195,12 @@ class DPSGDResult:
     num_examples: int
     num_projections: int
     iterates: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        _check.instance(DPSGDLog, log=self.log)
+        _check.integer(minimum=0, num_steps=self.num_steps, num_clipped=self.num_clipped,
+                       num_examples=self.num_examples, num_projections=self.num_projections)
+        _check.record(self, infinite=("params", "iterates"))
 
     @property
     def clip_fraction(self) -> float:
@@ -414,6 +444,7 @@ def dpsgd(model: PerExampleGradientModel, initial_params: np.ndarray, x: np.ndar
     table = np.array(rows, dtype=np.float64)
     log = DPSGDLog(step=table[:, 0].astype(np.int64), train_loss=table[:, 1], batch_loss=table[:, 2],
                    clip_fraction=table[:, 3], projection_fraction=table[:, 4], distance=table[:, 5])
-    return DPSGDResult(params=trainer.params.copy(), initial_params=np.array(trainer.initial_params), log=log,
-                       num_steps=num_steps, num_clipped=total_clipped, num_examples=total_examples,
-                       num_projections=total_projections, iterates=iterates)
+    return DPSGDResult(params=_diverged_as_inf(trainer.params), initial_params=np.array(trainer.initial_params),
+                       log=log, num_steps=num_steps, num_clipped=total_clipped, num_examples=total_examples,
+                       num_projections=total_projections,
+                       iterates=None if iterates is None else _diverged_as_inf(iterates))

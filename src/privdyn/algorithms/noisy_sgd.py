@@ -56,6 +56,7 @@ from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn._deprecation import renamed_arguments
+from privdyn.algorithms.dpgd import _diverged_as_inf
 from privdyn.data.hsgd_design import UniformDesign
 from privdyn.data.synthetic import SyntheticDesign
 from privdyn.hsgd_problem import HSGDProblem, RiskCurve, X0Policy
@@ -100,6 +101,9 @@ class NoisySGDSimulation:
         iterates: (R, J, d) x_k at ``iterate_steps`` (None when none were asked for). Noisy SGD: in the data's
             coordinates (the eigenbasis for a Gaussian design); HSGD: in the problem's eigen-coordinates.
         clipped_steps: (R,) how many steps of each run clipped the gradient (None without clipping).
+
+    A run that diverged (the simulators warn) holds ``inf`` in its risks and iterates (written where the overflow left
+    NaN); no other number may be infinite or NaN.
     """
 
     method: str
@@ -119,6 +123,7 @@ class NoisySGDSimulation:
     clipped_steps: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        _check.record(self, infinite=("population_risk", "regularized_risk", "iterates"))
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if isinstance(value, np.ndarray):
@@ -558,8 +563,10 @@ def simulate_noisy_sgd(*, data: UniformDesign | SyntheticDesign, x0: ArrayLike, 
                       "stability limit η(‖a‖² + ridge) < 2 of the per-sample update.", RuntimeWarning, stacklevel=2)
     return NoisySGDSimulation(
         method="simulation", dim=d, num_steps=n, time_step=1.0 / d, num_runs=num_runs, first_run=first_run,
-        seed=seed, unit_key=unit_key, steps=records, times=records / d, population_risk=pop, regularized_risk=reg,
-        iterate_steps=keep, iterates=iterates, clipped_steps=None if math.isinf(c) else clipped)
+        seed=seed, unit_key=unit_key, steps=records, times=records / d, population_risk=_diverged_as_inf(pop),
+        regularized_risk=_diverged_as_inf(reg), iterate_steps=keep,
+        iterates=None if iterates is None else _diverged_as_inf(iterates),
+        clipped_steps=None if math.isinf(c) else clipped)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -701,4 +708,5 @@ def simulate_hsgd(problem: HSGDProblem, *, horizon: float, num_runs: int, seed: 
     return NoisySGDSimulation(
         method="linearized_hsgd" if linearized else "hsgd_sde", dim=d, num_steps=n, time_step=dt,
         num_runs=num_runs, first_run=first_run, seed=seed, unit_key=unit_key, steps=records, times=records * dt,
-        population_risk=pop, regularized_risk=reg, iterate_steps=keep, iterates=iterates)
+        population_risk=_diverged_as_inf(pop), regularized_risk=_diverged_as_inf(reg), iterate_steps=keep,
+        iterates=None if iterates is None else _diverged_as_inf(iterates))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -36,7 +37,12 @@ def num_samples(d: int, *, aspect_ratio: float) -> int:
     _check.integer(minimum=1, d=d)
     _check.scalar(aspect_ratio=aspect_ratio)
     _check.positive(aspect_ratio=aspect_ratio)
-    n = round(d / float(aspect_ratio))
+    # Python floats: an overflow gives inf, without a warning
+    ratio = math.inf if int(d) > sys.float_info.max else float(d) / float(aspect_ratio)
+    if not math.isfinite(ratio):
+        raise ValueError(f"d/aspect_ratio must be a finite sample size n; got d={d!r}, aspect_ratio={aspect_ratio!r} "
+                         f"(aspect_ratio must be >= d/{sys.float_info.max:.4g}).")
+    n = round(ratio)
     if n < 1:
         raise ValueError(f"aspect_ratio must be <= 2*d = {2 * d} so that n = round(d/aspect_ratio) >= 1; "
                          f"got aspect_ratio={aspect_ratio!r}.")

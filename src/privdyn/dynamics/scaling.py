@@ -20,9 +20,10 @@ Names follow ``docs/notation.md``: ``power_law_exponent`` φ, ``target_exponent`
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
-from typing import Any, NamedTuple, overload
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -120,7 +121,8 @@ def _critical_b(phi: float, psi: float, alpha: float) -> float:
     return 1.0 - (2.0 - psi) * (alpha + 1.0) / (2.0 * (K + 1.0))
 
 
-class Theorem4Case(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class Theorem4Case:
     """Which row of Theorem 4's table applies (arXiv 2505.16329, eqs. (6.4)-(6.6)).
 
     Attributes:
@@ -137,6 +139,12 @@ class Theorem4Case(NamedTuple):
     privacy_free: bool
     log_corrected: bool
     critical_privacy_exponent: float
+
+    def __post_init__(self) -> None:
+        _check.one_of(("6.4", "6.5", "6.6"), equation=self.equation)
+        _check.instance(bool, ill_conditioned=self.ill_conditioned, privacy_free=self.privacy_free,
+                        log_corrected=self.log_corrected)
+        _check.record(self)
 
 
 def theorem4_case(*, power_law_exponent: float, target_exponent: float, schedule_exponent: float,
@@ -352,14 +360,19 @@ def polynomial_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike, schedule_exponen
         raise ValueError("schedule_exponent must be 0, 0.5 or >= 1 (Propositions 5.1-5.2 of arXiv 2505.16329 state "
                          f"no rate for other values); got schedule_exponent={schedule_exponent!r}.")
     L = np.log(1.0 / gamma)
-    if alpha == 0.0:
-        first, second = gamma * L, gamma**2 * L**2 / r**2
-    elif alpha == 0.5:
-        first, second = gamma * L ** (2.0 / 3.0), gamma**2 * L ** (4.0 / 3.0) / r**2
-    else:
-        first = alpha * gamma * L ** (1.0 / (1.0 + alpha))
-        second = alpha**2 * gamma**2 * L ** (2.0 / (1.0 + alpha)) / r**2
-    return _result(np.asarray(hi / lo**2 * first + second / lo**2))
+    with np.errstate(over="ignore"):  # (γ/ρ)², not γ²/ρ²: both squares underflow to 0 for tiny γ and ρ
+        ratio2 = (gamma / r) ** 2
+        if alpha == 0.0:
+            first, second = gamma * L, ratio2 * L**2
+        elif alpha == 0.5:
+            first, second = gamma * L ** (2.0 / 3.0), ratio2 * L ** (4.0 / 3.0)
+        else:
+            first = alpha * gamma * L ** (1.0 / (1.0 + alpha))
+            second = alpha**2 * ratio2 * L ** (2.0 / (1.0 + alpha))
+        rate = np.asarray(hi / lo**2 * first + second / lo**2)
+    _check.representable(rate, "the rate", aspect_ratio=aspect_ratio, rho=rho, lambda_min=lambda_min,
+                         lambda_max=lambda_max)
+    return _result(rate)
 
 
 def loglog_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike) -> np.float64 | np.ndarray:
@@ -370,7 +383,10 @@ def loglog_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike) -> np.float64 | np.n
     """
     gamma, r = _rate_inputs(aspect_ratio, rho, below=math.exp(-1.0), below_text="1/e (ln ln(1/aspect_ratio) > 0)")
     ll = np.log(np.log(1.0 / gamma))
-    return _result(np.asarray(gamma * ll + gamma**2 / r**2 * ll**2))
+    with np.errstate(over="ignore"):  # (γ/ρ)², not γ²/ρ²: both squares underflow to 0 for tiny γ and ρ
+        rate = np.asarray(gamma * ll + (gamma / r) ** 2 * ll**2)
+    _check.representable(rate, "the rate", aspect_ratio=aspect_ratio, rho=rho)
+    return _result(rate)
 
 
 def harmonic_rate(*, aspect_ratio: ArrayLike, rho: ArrayLike, lambda_min: ArrayLike = 1.0,
@@ -483,7 +499,8 @@ def minimax_lower_bound(*, d: ArrayLike, n: ArrayLike, rho: ArrayLike, label_noi
     if np.any(dd >= nn):
         raise ValueError(f"d must be < n (Lemma D.8 of arXiv 2505.16329 assumes d < n); got d={d!r}, n={n!r}.")
     bayes = z**2 * dd / (4.0 * hi * nn)
-    privacy = z**2 * dd**2 / (8.0 * nn**2 * np.expm1(r**2))
+    with np.errstate(over="ignore"):  # e^{ρ²} − 1 overflows to ∞ for ρ > 26.6: the privacy term is then exactly 0
+        privacy = z**2 * dd**2 / (8.0 * nn**2 * np.expm1(r**2))
     return _result(np.asarray(np.maximum(bayes, np.minimum(privacy, lo / 80.0))))
 
 

@@ -59,8 +59,11 @@ def logistic_loss(margin: np.ndarray) -> np.ndarray:
 
 
 def logistic_loss_derivative(margin: np.ndarray) -> np.ndarray:
-    """``l'(z) = -1 / (1 + exp(z)) = -expit(-z)`` (in ``[-1, 0]``)."""
-    return -special.expit(-_check.real_array(margin=margin))
+    """``l'(z) = -1 / (1 + exp(z)) = -expit(-z)`` (in ``[-1, 0]``; 0 and -1 at ``z = ±inf``; NaN is refused)."""
+    z = _check.real_array(margin=margin)
+    if np.any(np.isnan(z)):
+        raise ValueError(f"margin must not be NaN; got margin={margin!r}.")
+    return -special.expit(-z)
 
 
 def validate_labels(y: np.ndarray, n: int) -> np.ndarray:

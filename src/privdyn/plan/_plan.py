@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from privdyn import _check
 from privdyn.plan import FAMILIES
 from privdyn.plan._budget import PrivacyStatement
 
@@ -79,6 +80,8 @@ class Verification:
         within: ``abs(mean - predicted) <= z * SE`` (a deterministic equivalent also has a finite-size bias, see
             ``note``).
         note: how to read the comparison.
+
+    At least two runs (for a standard error); every number is finite.
     """
 
     num_runs: int
@@ -90,21 +93,25 @@ class Verification:
     standard_deviation: float
     standard_error: float
     z: float
-    within: bool | None
+    within: bool
     note: str
+
+    def __post_init__(self) -> None:
+        _check.integer(minimum=2, num_runs=self.num_runs)
+        _check.record(self)
 
     @classmethod
     def from_runs(cls, runs: ArrayLike, *, predicted: float, quantity: str, seed: int, note: str,
                   one_sided: bool = False) -> Verification:
         """Summary statistics of ``runs``; ``one_sided``: the prediction is an upper bound (mean <= bound + z·SE)."""
         x = np.asarray(runs, dtype=float).ravel()
-        sd = float(np.std(x, ddof=1)) if x.size > 1 else math.nan
-        se = sd / math.sqrt(x.size) if x.size > 1 else math.nan
+        if x.size < 2:
+            raise ValueError(f"runs must hold at least 2 values (for a standard error); got {x.size}.")
+        sd = float(np.std(x, ddof=1))
+        se = sd / math.sqrt(x.size)
         mean = float(np.mean(x))
         z = 5.0
-        if not math.isfinite(se):
-            within = None
-        elif one_sided:
+        if one_sided:
             within = bool(mean <= predicted + z * se)
         else:
             within = bool(abs(mean - predicted) <= z * se)
@@ -119,7 +126,7 @@ class Verification:
                            "measured": self.measured})
 
     def text(self) -> str:
-        verdict = {True: "within", False: "NOT within", None: "not comparable:"}[self.within]
+        verdict = "within" if self.within else "NOT within"
         return (f"verification ({self.num_runs} runs, seed {self.seed}): predicted {self.predicted:.6g}, measured "
                 f"{self.mean:.6g} ± {self.standard_error:.3g} (SE); {verdict} {self.z:g} SE. {self.note}")
 

@@ -473,12 +473,16 @@ def epsilon_to_zcdp(epsilon: ArrayLike, *, delta: ArrayLike, method: str = "bun_
 def zcdp_to_rdp(zcdp: ArrayLike, renyi_order: ArrayLike) -> float | np.ndarray:
     """The RDP value ``zcdp * renyi_order`` implied by ``zcdp``-zCDP (Bun & Steinke 2016, Definition 1.1).
 
+    ``inf`` where the product exceeds the largest float (an RDP bound that says nothing, on the safe side) or where
+    ``zcdp`` is ``inf``.
+
     Shapes: zcdp and renyi_order broadcast together; scalars give a float.
     """
     _check.non_negative(zcdp=zcdp)
     _check.in_range(1.0, math.inf, closed="neither", renyi_order=renyi_order)
     scalar, (rho, order) = _broadcast(zcdp=zcdp, renyi_order=renyi_order)
-    return _output(rho * order, scalar)
+    with np.errstate(over="ignore"):
+        return _output(rho * order, scalar)
 
 
 def gaussian_zcdp(*, sensitivity: ArrayLike, noise_std: ArrayLike) -> float | np.ndarray:

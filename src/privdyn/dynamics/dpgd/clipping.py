@@ -57,9 +57,11 @@ def clipping_factors(c_prime: ArrayLike) -> tuple[np.float64 | np.ndarray, np.fl
 def _factor_arrays(cp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(μ, ν) for an array c′ ≥ 0 without validation (the solvers' inner loops)."""
     erfc = special.erfc(cp / _SQRT2)
-    with np.errstate(invalid="ignore"):
-        tail = np.where(np.isinf(cp), 0.0, cp * cp * erfc)
-    return special.erf(cp / _SQRT2), tail + special.gammainc(1.5, 0.5 * cp * cp)
+    # c′² erfc(c′/√2) is 0 wherever erfc underflows (c′ > 38.5, where c′² may overflow) and at c′ = ∞; gammainc(1.5,
+    # 0.5 c′²) is 1 where 0.5 c′² overflows to ∞.
+    with np.errstate(over="ignore", invalid="ignore"):
+        tail = np.where(erfc > 0.0, cp * cp * erfc, 0.0)
+        return special.erf(cp / _SQRT2), tail + special.gammainc(1.5, 0.5 * cp * cp)
 
 
 def _factors(cp: float) -> tuple[float, float, float, float]:

@@ -329,7 +329,7 @@ def crossover_num_steps(*, step_size: ArrayLike, strong_convexity: ArrayLike) ->
     """
     _check.positive(step_size=step_size, strong_convexity=strong_convexity)
     _check.broadcastable(step_size=step_size, strong_convexity=strong_convexity)
-    return _out(2.0 * CROSSOVER_X / (_arr(strong_convexity) * _arr(step_size)))
+    return _out(_per_rate(2.0 * CROSSOVER_X, step_size=step_size, strong_convexity=strong_convexity))
 
 
 def steps_to_fraction(fraction: ArrayLike, *, step_size: ArrayLike, strong_convexity: ArrayLike) -> float | np.ndarray:
@@ -348,4 +348,18 @@ def steps_to_fraction(fraction: ArrayLike, *, step_size: ArrayLike, strong_conve
     _check.in_range(0.0, 1.0, closed="left", fraction=fraction)
     _check.positive(step_size=step_size, strong_convexity=strong_convexity)
     _check.broadcastable(fraction=fraction, step_size=step_size, strong_convexity=strong_convexity)
-    return _out(-2.0 * np.log1p(-_arr(fraction)) / (_arr(strong_convexity) * _arr(step_size)))
+    return _out(_per_rate(-2.0 * np.log1p(-_arr(fraction)), step_size=step_size, strong_convexity=strong_convexity))
+
+
+def _per_rate(numerator: ArrayLike, *, step_size: ArrayLike, strong_convexity: ArrayLike) -> np.ndarray:
+    """``numerator / (strong_convexity * step_size)`` (numerator finite, >= 0) without a spurious overflow: divided
+    one factor at a time where the product is subnormal or 0; ``ValueError`` naming both where the quotient itself
+    exceeds the largest float."""
+    top, rate, eta = np.broadcast_arrays(_arr(numerator), _arr(strong_convexity), _arr(step_size))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        product = rate * eta
+        steps = np.where(product >= np.finfo(float).tiny, top / product, top / rate / eta)
+    if not np.all(np.isfinite(steps)):
+        raise ValueError(f"strong_convexity * step_size is too small: the number of steps exceeds the largest float; "
+                         f"got strong_convexity={strong_convexity!r}, step_size={step_size!r}.")
+    return steps
