@@ -34,13 +34,17 @@ CI_EXAMPLES = 2_000
 DEEP_EXAMPLES = 20_000
 DEADLINE_S = 10
 
-# Callables whose documented behaviour this suite's contract (no NaN in a result) cannot express, with the reason the
-# behaviour is right. Non-strict xfails: which adversarial values a run draws depends on the hypothesis version.
-KNOWN_FAILURES: dict[str, str] = {
+# Callables whose result may hold NaN by documented design, with the reason: the suite accepts their NaN (every other
+# part of the contract still applies to them).
+DOCUMENTED_NAN: dict[str, str] = {
     "algorithms.DPSGDLog": "nan is documented and meaningful here: a training loss not evaluated, the batch loss and "
                            "fractions at step 0 (before any step), the batch loss of a window of empty Poisson "
                            "batches",
 }
+
+# What this suite finds on the current code and is not fixed yet, by callable (none at present). Non-strict xfails:
+# which adversarial values a run draws depends on the hypothesis version.
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 def _public_callables() -> list[tuple[str, Callable[..., Any]]]:
@@ -158,7 +162,8 @@ def _call(name: str, function: Callable[..., Any], data: st.DataObject) -> None:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     numbers = _numbers(result)
-    assert not any(math.isnan(x) for x in numbers), f"{name} returned NaN for {args}, {kwargs}"
+    assert name in DOCUMENTED_NAN or not any(math.isnan(x) for x in numbers), \
+        f"{name} returned NaN for {args}, {kwargs}"
     if any(math.isinf(x) for x in numbers):
         assert "inf" in (inspect.getdoc(function) or ""), f"{name} returned an undocumented inf for {args}, {kwargs}"
 
@@ -226,4 +231,5 @@ def test_wrong_type_names_the_parameter(name, function, kind):
                     f"{name}({list(kwargs)}={kind}): {type(error).__name__} names no parameter: {error}"
                 continue
         numbers = _numbers(result)
-        assert not any(math.isnan(x) for x in numbers), f"{name}({list(kwargs)}={kind}) returned NaN"
+        assert name in DOCUMENTED_NAN or not any(math.isnan(x) for x in numbers), \
+            f"{name}({list(kwargs)}={kind}) returned NaN"
