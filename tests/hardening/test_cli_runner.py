@@ -172,10 +172,14 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
-def test_pool_workers_die_with_a_killed_command(tmp_path):
+@pytest.mark.parametrize("executor", ["local", "dask-local"])
+def test_workers_die_with_a_killed_command(tmp_path, executor):
+    """The local pool's and a local Dask cluster's workers end within 5 s of a SIGKILL of the command."""
+    if executor == "dask-local":
+        pytest.importorskip("distributed")
     out = tmp_path / "out"
     command = [sys.executable, "-m", "privdyn.cli", "reproduce", "--quick", "--only", "langevin-tightness",
-               "--set", "mc_num_runs=400000000", "--executor", "local", "--out", str(out)]
+               "--set", "mc_num_runs=400000000", "--executor", executor, "--out", str(out)]
     cli = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     workers: list[int] = []
     try:

@@ -128,7 +128,8 @@ def open_executor(spec: str = DEFAULT_EXECUTOR, *,
 
     ``serial`` runs units in this process; ``local`` in a process pool with one worker per core (each worker dies
     with this process, see :func:`_die_with_parent`); ``dask-local`` on a
-    new ``dask.distributed.LocalCluster`` (one single-threaded worker process per core); ``tcp://HOST:PORT`` on an
+    new ``dask.distributed.LocalCluster`` (one single-threaded worker process per core; each worker exits when the
+    pipe to this process closes, Dask's own guard, so it too dies with this process); ``tcp://HOST:PORT`` on an
     existing Dask scheduler (its workers need the same privdyn version installed). A scheduler that cannot be reached
     within ``connect_timeout_s`` raises :class:`ConfigError` before anything runs.
     """
