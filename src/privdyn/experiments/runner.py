@@ -33,6 +33,7 @@ from privdyn.experiments.config import (
     apply_overrides,
     has_key,
 )
+from privdyn.experiments.power import quick_power_check
 
 __all__ = [
     "DEFAULT_OUT_DIR",
@@ -308,8 +309,17 @@ def compute_units(experiment: Experiment, config: ExperimentConfig, *, seed: int
 
 def build_result(experiment: Experiment, config: ExperimentConfig, unit_outputs: Mapping[str, Mapping[str, Any]],
                  *, seed: int, quick: bool, elapsed_s: float) -> dict[str, Any]:
-    """Assemble the ``result.json`` dictionary (without the artifact list, which the writer fills)."""
+    """Assemble the ``result.json`` dictionary (without the artifact list, which the writer fills).
+
+    A run of an unmodified quick config also gets the invariant that its Monte-Carlo checks kept their power
+    (:func:`privdyn.experiments.power.quick_power_check`).
+    """
     findings = experiment.assemble(config, unit_outputs, seed=seed, quick=quick)
+    checks = [c.to_json() for c in findings.checks]
+    if quick and config.to_dict() == experiment.config(quick=True).to_dict():  # the quick config, unmodified
+        power = quick_power_check(experiment.name, checks)
+        if power is not None:
+            checks.append(power.to_json())
     return {
         "experiment": experiment.name,
         "title": experiment.title,
@@ -320,7 +330,7 @@ def build_result(experiment: Experiment, config: ExperimentConfig, unit_outputs:
         "series": [s.to_json() for s in findings.series],
         "tables": [t.to_json() for t in findings.tables],
         "metrics": [m.to_json() for m in findings.metrics],
-        "checks": [c.to_json() for c in findings.checks],
+        "checks": checks,
         "artifacts": [],
         "environment": outputs.environment(),
         "elapsed_s": elapsed_s,
