@@ -176,19 +176,55 @@ def _advance_loop(theta: Any, x: Any, y: Any, norms: Any, caps: Any, noise: Any,
     """Steps ``start .. stop-1`` of a block for every (run, row) trial, in place (Algorithm 1, one step each).
 
     Shapes: theta (T, R, d); x (T, B, d); y, norms, caps (T, B); noise (T, B, d); eta, noise_std (R, B);
-    clip_threshold (R,). Fixed summation order (no fastmath): a trial's numbers do not depend on T, R or the
-    blocking.
+    clip_threshold (R,). Fixed summation order (no fastmath): x_k . theta is summed in four interleaved partial
+    sums s_l = sum_{i = l mod 4} x_i theta_i (the d mod 4 trailing terms into s_0), combined as
+    (s_0 + s_1) + (s_2 + s_3), so a trial's numbers do not depend on T, R or the blocking. The rows of a run are
+    taken four at a time in the dot products (sixteen independent partial sums share each load of x_k); every
+    trial still sums its own terms in the order above.
     """
     num_runs, num_rows, d = theta.shape
     quad = d - d % 4
+    grouped = num_rows - num_rows % 4
+    dots = np.empty(num_rows)
     for t in range(num_runs):
         for j in range(start, stop):  # steps outside, rows inside: x_k and b_k stay in cache for all rows
             xj = x[t, j]
             bj = noise[t, j]
-            for r in range(num_rows):
+            for r in range(0, grouped, 4):
+                ta, tb, tc, td = theta[t, r], theta[t, r + 1], theta[t, r + 2], theta[t, r + 3]
+                a0 = a1 = a2 = a3 = 0.0
+                b0 = b1 = b2 = b3 = 0.0
+                c0 = c1 = c2 = c3 = 0.0
+                e0 = e1 = e2 = e3 = 0.0
+                for i in range(0, quad, 4):
+                    x0, x1, x2, x3 = xj[i], xj[i + 1], xj[i + 2], xj[i + 3]
+                    a0 += x0 * ta[i]
+                    a1 += x1 * ta[i + 1]
+                    a2 += x2 * ta[i + 2]
+                    a3 += x3 * ta[i + 3]
+                    b0 += x0 * tb[i]
+                    b1 += x1 * tb[i + 1]
+                    b2 += x2 * tb[i + 2]
+                    b3 += x3 * tb[i + 3]
+                    c0 += x0 * tc[i]
+                    c1 += x1 * tc[i + 1]
+                    c2 += x2 * tc[i + 2]
+                    c3 += x3 * tc[i + 3]
+                    e0 += x0 * td[i]
+                    e1 += x1 * td[i + 1]
+                    e2 += x2 * td[i + 2]
+                    e3 += x3 * td[i + 3]
+                for i in range(quad, d):
+                    a0 += xj[i] * ta[i]
+                    b0 += xj[i] * tb[i]
+                    c0 += xj[i] * tc[i]
+                    e0 += xj[i] * td[i]
+                dots[r] = (a0 + a1) + (a2 + a3)
+                dots[r + 1] = (b0 + b1) + (b2 + b3)
+                dots[r + 2] = (c0 + c1) + (c2 + c3)
+                dots[r + 3] = (e0 + e1) + (e2 + e3)
+            for r in range(grouped, num_rows):
                 th = theta[t, r]
-                # x_k . theta in four interleaved partial sums combined in a fixed order: the same numbers for
-                # any batch, and no serial dependency chain of d additions
                 s0 = s1 = s2 = s3 = 0.0
                 for i in range(0, quad, 4):
                     s0 += xj[i] * th[i]
@@ -197,7 +233,10 @@ def _advance_loop(theta: Any, x: Any, y: Any, norms: Any, caps: Any, noise: Any,
                     s3 += xj[i + 3] * th[i + 3]
                 for i in range(quad, d):
                     s0 += xj[i] * th[i]
-                residual = ((s0 + s1) + (s2 + s3)) - y[t, j]
+                dots[r] = (s0 + s1) + (s2 + s3)
+            for r in range(num_rows):
+                th = theta[t, r]
+                residual = dots[r] - y[t, j]
                 gradient_norm = norms[t, j] * abs(residual)
                 big_c = clip_threshold[r]
                 scale = big_c / gradient_norm if gradient_norm > big_c else 1.0
