@@ -352,23 +352,32 @@ class _Schedules:
     def __init__(self, rows: tuple[DPGDHyperparameters, ...], n: int, d: int, num_steps: int) -> None:
         self.rows, self.n = rows, n
         self.clip_threshold = np.array([row.clip_threshold(d) for row in rows])
-        # validate every schedule over the steps that will run (and η_{k+1} of the last one) before any work
+        # validate every schedule over the steps that will run (and η_{k+1} of the last one) before any work; rows
+        # with equal (learning_rate, rho) share η_k and σ_k, computed once (only C·σ_k differs between them)
         last = min(num_steps + 1, n)
         self.whole: tuple[np.ndarray, np.ndarray] | None = None
         keep = len(rows) * num_steps <= _BLOCK_VALUES
-        eta, noise_std = np.empty((len(rows), num_steps)), np.empty((len(rows), num_steps))
+        eta, sigma = np.empty((len(rows), num_steps)), np.empty((len(rows), num_steps))
+        seen: dict[tuple[LearningRate, float], int] = {}  # (learning_rate, rho) -> the first row with it
         for r, row in enumerate(rows):
-            try:
-                values = validate_step_sizes(row.learning_rate.value(np.arange(1, last + 1) / n) / n)
-            except ValueError as error:
-                raise ValueError(f"rows[{r}].learning_rate: {error}") from None
-            if keep:
-                eta[r], noise_std[r] = self._calibrated(r, values, last, num_steps)
+            key = _schedule_key(row)
+            first = None if key is None else seen.get(key)
+            if first is None:
+                try:
+                    values = validate_step_sizes(row.learning_rate.value(np.arange(1, last + 1) / n) / n)
+                except ValueError as error:
+                    raise ValueError(f"rows[{r}].learning_rate: {error}") from None
+                if key is not None:
+                    seen[key] = r
+                if keep:
+                    eta[r], sigma[r] = self._calibrated(r, values, last, num_steps)
+            elif keep:
+                eta[r], sigma[r] = eta[first], sigma[first]
         if keep:
-            self.whole = eta, noise_std
+            self.whole = eta, _noise_std(self.clip_threshold[:, None], sigma)
 
     def _calibrated(self, r: int, values: np.ndarray, last: int, size: int) -> tuple[np.ndarray, np.ndarray]:
-        """η_k and 2·C·σ_k of row r for the first ``size`` steps of ``values`` (η_k up to step ``last``, 1-based).
+        """η_k and σ_k of row r for the first ``size`` steps of ``values`` (η_k up to step ``last``, 1-based).
 
         σ_k needs η_{k+1}: ``values`` holds one step beyond the ``size`` returned unless ``last`` = n, where η_{n+1}
         = 0 gives ρ²σ_n² = η_n². Elementwise, so a block's values equal the same steps of the whole schedule.
@@ -376,7 +385,7 @@ class _Schedules:
         if last == self.n:
             values = np.append(values, 0.0)
         sigma = noise_calibration(values, rho=self.rows[r].rho)
-        return values[:size], _noise_std(self.clip_threshold[r], sigma[:size])
+        return values[:size], sigma[:size]
 
     def block(self, first: int, last: int) -> tuple[np.ndarray, np.ndarray]:
         """η_k and 2·C·σ_k for steps k = first..last (1-based, inclusive): two new arrays of shape (R, B).
@@ -389,11 +398,21 @@ class _Schedules:
         n, size = self.n, last - first + 1
         ks = np.arange(first, min(last + 1, n) + 1)  # one step beyond the block, for η_{k+1}
         eta = np.empty((len(self.rows), size))
-        noise_std = np.empty_like(eta)
+        sigma = np.empty_like(eta)
         for r, row in enumerate(self.rows):
             values = np.asarray(row.learning_rate.value(ks / n), dtype=float) / n
-            eta[r], noise_std[r] = self._calibrated(r, values, int(ks[-1]), size)
-        return eta, noise_std
+            eta[r], sigma[r] = self._calibrated(r, values, int(ks[-1]), size)
+        return eta, _noise_std(self.clip_threshold[:, None], sigma)
+
+
+def _schedule_key(row: DPGDHyperparameters) -> tuple[LearningRate, float] | None:
+    """(learning_rate, rho), which fix η_k and σ_k, when the profile is hashable (equal profiles give equal values);
+    None otherwise."""
+    try:
+        hash(row.learning_rate)
+    except TypeError:
+        return None
+    return row.learning_rate, row.rho
 
 
 class _Source:
