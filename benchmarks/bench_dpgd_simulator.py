@@ -11,14 +11,17 @@ calibration of the steps it runs.
   user writes it: each run's data and noise streams are drawn once for all steps (one call per stream, the same
   numbers as step-by-step draws), shared by the 50 rows, and each step updates the (rows, runs, d) array of iterates
   with a handful of whole-array operations. Only the loop over steps stays in Python: step k needs theta_{k-1}.
-  Target 5x, not met. What bounds it: both sides must draw the same 10 x 500 x (2d + 1) ~ 1.0e6 Philox normals
-  (the keyed streams fix the numbers, and NumPy's Philox + ziggurat is already compiled code). Measured side by
-  side in CPU time (9 alternated repeats, shared machine): the reference takes 7.3x (7.1-10.0) the time of these
-  draws alone, so the ratio cannot exceed ~7x even with everything else free. The rest of the candidate is not
-  free: forming x_k and y_k exactly as ``SyntheticDesign.from_normals`` does (the labels' dot products fix the
-  bits), the rows' schedules, and the kernel, about 0.75 ns per trial-step and coordinate (a scalar 4-lane dot
-  product, whose summation order fixes every trial's numbers, then a vectorized update). With the draws about
-  35% and the kernel about 40% of the candidate, the ratio measured 2.7x (2.2-3.7) in CPU time.
+  Target 5x, not reachable on the machine measured. Both sides must draw the same 10 x 500 x (2d + 1) ~ 1.0e6
+  Philox normals (the keyed streams fix the numbers; NumPy's Philox + ziggurat is already compiled code), and the
+  candidate must then do at least the arithmetic of the steps: per trial-step a d-term dot product and a clipped,
+  noisy d-term update (~4 flops per trial-step and coordinate, 2.5e7 of them). Measured side by side in CPU time
+  (one thread, medians of 11 alternated repeats, shared machine): the reference 80 ms (74-87), the draws alone
+  13.3 ms (12.8-13.6), a minimal numba loop doing only the dot products and updates (fastmath, four trials per
+  pass) 9.6 ms (9.2-10.1): the bound reference / (draws + minimal loop) is 3.5x (3.9x in another run), and the
+  candidate's ratio 2.72x (2.55-2.86). In a second such run (reference 77 ms) the candidate spent 12.5 ms in the
+  draws, 11.7 ms in its kernel (the rows of a run four at a time in the dot products; each trial's fixed summation
+  order keeps its numbers), 1.4 ms forming x_k, y_k and |x_k| exactly as ``SyntheticDesign.from_normals`` does
+  (the labels' dot products fix the bits) and 0.7 ms in the schedules: a ratio of 2.96x (2.45-3.12).
 * ``dpgd-simulator-naive``: the naive path, labelled so: one trial at a time, one step at a time, numpy on
   d-vectors, re-drawing the shared streams for each row. It documents what the batched simulator saves a user who
   writes the algorithm as printed.

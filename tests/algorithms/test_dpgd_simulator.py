@@ -117,6 +117,24 @@ def test_run_i_does_not_depend_on_the_number_of_runs_or_on_the_rows():
     np.testing.assert_array_equal(subset.final_private_risk[1], full.final_private_risk[1, :3])
 
 
+def test_each_row_of_a_batch_equals_the_row_simulated_alone():
+    # Nine rows (the kernel's groups of four rows plus a remainder), sharing profiles and rho (one calibration for
+    # equal (learning_rate, rho)), one without privacy noise, d = 7 (a dot product with a tail): every row's numbers
+    # are those of the row simulated alone, i.e. of dpgd() on the run's data and noise.
+    design = SyntheticDesign.power_law(7, power_law_exponent=0.5, target_exponent=0.2, label_noise=0.3)
+    rows = [DPGDHyperparameters(clip=clip, learning_rate=Polynomial(lr, 0.5), rho=0.5)
+            for clip in (0.1, 1.0) for lr in (2.0, 40.0)]
+    rows += [rows[0], ROWS[0], ROWS[2], DPGDHyperparameters(clip=0.7, learning_rate=Polynomial(2.0, 0.5), rho=math.inf),
+             DPGDHyperparameters(clip=0.7, learning_rate=Polynomial(2.0, 0.5), rho=0.5)]
+    common = dict(data=design, num_runs=2, seed=SEED, unit_key=KEY, n=120, record_times=[0.5, 1.0],
+                  return_final_iterates=True)
+    batch = simulate_dpgd(rows=rows, **common)
+    for r, row in enumerate(rows):
+        alone = simulate_dpgd(rows=[row], **common)
+        for field in ("risk", "penultimate_risk", "risk_before_final_noise", "final_private_risk", "final_iterates"):
+            np.testing.assert_array_equal(getattr(batch, field)[r], getattr(alone, field)[0])
+
+
 def test_rows_share_data_and_noise_vectors():
     # Rows differing only in rho see the same x_k and b_k. Without clipping (C far above |r|·‖x‖) the iterates are
     # affine in the noise, so halving rho exactly doubles the deviation from the non-private row.

@@ -176,19 +176,55 @@ def _advance_loop(theta: Any, x: Any, y: Any, norms: Any, caps: Any, noise: Any,
     """Steps ``start .. stop-1`` of a block for every (run, row) trial, in place (Algorithm 1, one step each).
 
     Shapes: theta (T, R, d); x (T, B, d); y, norms, caps (T, B); noise (T, B, d); eta, noise_std (R, B);
-    clip_threshold (R,). Fixed summation order (no fastmath): a trial's numbers do not depend on T, R or the
-    blocking.
+    clip_threshold (R,). Fixed summation order (no fastmath): x_k . theta is summed in four interleaved partial
+    sums s_l = sum_{i = l mod 4} x_i theta_i (the d mod 4 trailing terms into s_0), combined as
+    (s_0 + s_1) + (s_2 + s_3), so a trial's numbers do not depend on T, R or the blocking. The rows of a run are
+    taken four at a time in the dot products (sixteen independent partial sums share each load of x_k); every
+    trial still sums its own terms in the order above.
     """
     num_runs, num_rows, d = theta.shape
     quad = d - d % 4
+    grouped = num_rows - num_rows % 4
+    dots = np.empty(num_rows)
     for t in range(num_runs):
         for j in range(start, stop):  # steps outside, rows inside: x_k and b_k stay in cache for all rows
             xj = x[t, j]
             bj = noise[t, j]
-            for r in range(num_rows):
+            for r in range(0, grouped, 4):
+                ta, tb, tc, td = theta[t, r], theta[t, r + 1], theta[t, r + 2], theta[t, r + 3]
+                a0 = a1 = a2 = a3 = 0.0
+                b0 = b1 = b2 = b3 = 0.0
+                c0 = c1 = c2 = c3 = 0.0
+                e0 = e1 = e2 = e3 = 0.0
+                for i in range(0, quad, 4):
+                    x0, x1, x2, x3 = xj[i], xj[i + 1], xj[i + 2], xj[i + 3]
+                    a0 += x0 * ta[i]
+                    a1 += x1 * ta[i + 1]
+                    a2 += x2 * ta[i + 2]
+                    a3 += x3 * ta[i + 3]
+                    b0 += x0 * tb[i]
+                    b1 += x1 * tb[i + 1]
+                    b2 += x2 * tb[i + 2]
+                    b3 += x3 * tb[i + 3]
+                    c0 += x0 * tc[i]
+                    c1 += x1 * tc[i + 1]
+                    c2 += x2 * tc[i + 2]
+                    c3 += x3 * tc[i + 3]
+                    e0 += x0 * td[i]
+                    e1 += x1 * td[i + 1]
+                    e2 += x2 * td[i + 2]
+                    e3 += x3 * td[i + 3]
+                for i in range(quad, d):
+                    a0 += xj[i] * ta[i]
+                    b0 += xj[i] * tb[i]
+                    c0 += xj[i] * tc[i]
+                    e0 += xj[i] * td[i]
+                dots[r] = (a0 + a1) + (a2 + a3)
+                dots[r + 1] = (b0 + b1) + (b2 + b3)
+                dots[r + 2] = (c0 + c1) + (c2 + c3)
+                dots[r + 3] = (e0 + e1) + (e2 + e3)
+            for r in range(grouped, num_rows):
                 th = theta[t, r]
-                # x_k . theta in four interleaved partial sums combined in a fixed order: the same numbers for
-                # any batch, and no serial dependency chain of d additions
                 s0 = s1 = s2 = s3 = 0.0
                 for i in range(0, quad, 4):
                     s0 += xj[i] * th[i]
@@ -197,7 +233,10 @@ def _advance_loop(theta: Any, x: Any, y: Any, norms: Any, caps: Any, noise: Any,
                     s3 += xj[i + 3] * th[i + 3]
                 for i in range(quad, d):
                     s0 += xj[i] * th[i]
-                residual = ((s0 + s1) + (s2 + s3)) - y[t, j]
+                dots[r] = (s0 + s1) + (s2 + s3)
+            for r in range(num_rows):
+                th = theta[t, r]
+                residual = dots[r] - y[t, j]
                 gradient_norm = norms[t, j] * abs(residual)
                 big_c = clip_threshold[r]
                 scale = big_c / gradient_norm if gradient_norm > big_c else 1.0
@@ -313,23 +352,32 @@ class _Schedules:
     def __init__(self, rows: tuple[DPGDHyperparameters, ...], n: int, d: int, num_steps: int) -> None:
         self.rows, self.n = rows, n
         self.clip_threshold = np.array([row.clip_threshold(d) for row in rows])
-        # validate every schedule over the steps that will run (and η_{k+1} of the last one) before any work
+        # validate every schedule over the steps that will run (and η_{k+1} of the last one) before any work; rows
+        # with equal (learning_rate, rho) share η_k and σ_k, computed once (only C·σ_k differs between them)
         last = min(num_steps + 1, n)
         self.whole: tuple[np.ndarray, np.ndarray] | None = None
         keep = len(rows) * num_steps <= _BLOCK_VALUES
-        eta, noise_std = np.empty((len(rows), num_steps)), np.empty((len(rows), num_steps))
+        eta, sigma = np.empty((len(rows), num_steps)), np.empty((len(rows), num_steps))
+        seen: dict[tuple[LearningRate, float], int] = {}  # (learning_rate, rho) -> the first row with it
         for r, row in enumerate(rows):
-            try:
-                values = validate_step_sizes(row.learning_rate.value(np.arange(1, last + 1) / n) / n)
-            except ValueError as error:
-                raise ValueError(f"rows[{r}].learning_rate: {error}") from None
-            if keep:
-                eta[r], noise_std[r] = self._calibrated(r, values, last, num_steps)
+            key = _schedule_key(row)
+            first = None if key is None else seen.get(key)
+            if first is None:
+                try:
+                    values = validate_step_sizes(row.learning_rate.value(np.arange(1, last + 1) / n) / n)
+                except ValueError as error:
+                    raise ValueError(f"rows[{r}].learning_rate: {error}") from None
+                if key is not None:
+                    seen[key] = r
+                if keep:
+                    eta[r], sigma[r] = self._calibrated(r, values, last, num_steps)
+            elif keep:
+                eta[r], sigma[r] = eta[first], sigma[first]
         if keep:
-            self.whole = eta, noise_std
+            self.whole = eta, _noise_std(self.clip_threshold[:, None], sigma)
 
     def _calibrated(self, r: int, values: np.ndarray, last: int, size: int) -> tuple[np.ndarray, np.ndarray]:
-        """η_k and 2·C·σ_k of row r for the first ``size`` steps of ``values`` (η_k up to step ``last``, 1-based).
+        """η_k and σ_k of row r for the first ``size`` steps of ``values`` (η_k up to step ``last``, 1-based).
 
         σ_k needs η_{k+1}: ``values`` holds one step beyond the ``size`` returned unless ``last`` = n, where η_{n+1}
         = 0 gives ρ²σ_n² = η_n². Elementwise, so a block's values equal the same steps of the whole schedule.
@@ -337,7 +385,7 @@ class _Schedules:
         if last == self.n:
             values = np.append(values, 0.0)
         sigma = noise_calibration(values, rho=self.rows[r].rho)
-        return values[:size], _noise_std(self.clip_threshold[r], sigma[:size])
+        return values[:size], sigma[:size]
 
     def block(self, first: int, last: int) -> tuple[np.ndarray, np.ndarray]:
         """η_k and 2·C·σ_k for steps k = first..last (1-based, inclusive): two new arrays of shape (R, B).
@@ -350,11 +398,21 @@ class _Schedules:
         n, size = self.n, last - first + 1
         ks = np.arange(first, min(last + 1, n) + 1)  # one step beyond the block, for η_{k+1}
         eta = np.empty((len(self.rows), size))
-        noise_std = np.empty_like(eta)
+        sigma = np.empty_like(eta)
         for r, row in enumerate(self.rows):
             values = np.asarray(row.learning_rate.value(ks / n), dtype=float) / n
-            eta[r], noise_std[r] = self._calibrated(r, values, int(ks[-1]), size)
-        return eta, noise_std
+            eta[r], sigma[r] = self._calibrated(r, values, int(ks[-1]), size)
+        return eta, _noise_std(self.clip_threshold[:, None], sigma)
+
+
+def _schedule_key(row: DPGDHyperparameters) -> tuple[LearningRate, float] | None:
+    """(learning_rate, rho), which fix η_k and σ_k, when the profile is hashable (equal profiles give equal values);
+    None otherwise."""
+    try:
+        hash(row.learning_rate)
+    except TypeError:
+        return None
+    return row.learning_rate, row.rho
 
 
 class _Source:
