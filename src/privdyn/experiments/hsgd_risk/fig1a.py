@@ -164,8 +164,8 @@ class Fig1a(Experiment[Fig1aConfig]):
             ax.plot(as_floats(diag[0]["x"]), as_floats(diag[0]["y"]), "k--", lw=0.9, label="y = x")
         cfg = result["config"]
         ax.set_title(f"d = {cfg['d']}, n = {cfg['n']}, σ = {cfg['noise_std']}", fontsize=9)
-        ax.set_xlabel("χ²_d quantile")
-        ax.set_ylabel("(x_n − m(T))ᵀ V(T)⁻¹ (x_n − m(T))")
+        ax.set_xlabel(r"$\chi^2_d$ quantile")
+        ax.set_ylabel(r"$(x_n - m(T))^\top V(T)^{-1} (x_n - m(T))$")
         ax.legend(fontsize=8)
         fig.tight_layout()
         return [save_figure(fig, out_dir, paper=result["paper"])]

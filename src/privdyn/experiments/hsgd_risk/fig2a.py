@@ -286,7 +286,7 @@ class Fig2a(Experiment[Fig2aConfig]):
         cfg = result["config"]
         ax.set_title(f"d = {cfg['d']}, n = {cfg['n']}, η = {cfg['step_size']}, δ = {cfg['ridge']}", fontsize=9)
         ax.set_xlabel("iteration k")
-        ax.set_ylabel("population risk P(x_k)")
+        ax.set_ylabel(r"population risk $\mathcal{P}(x_k)$")
         ax.legend(fontsize=7)
         fig.tight_layout()
         return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -298,12 +298,14 @@ class Validation(Experiment[ValidationConfig]):
             x, y = as_floats(g["x"]), as_floats(g["y"])
             err = as_floats(g["standard_error"])
             ax1.errorbar(x, y, yerr=err, fmt="o", color="C0", label="mean gap ± SE")
+            ax1.set_xscale("log")
+            ax1.set_xticks(x, [f"{v:g}" for v in x])  # the dimensions run, not overlapping minor labels
+            ax1.minorticks_off()
         if fit:
             ax1.plot(as_floats(fit[0]["x"]), as_floats(fit[0]["y"]), "k--", lw=0.9, label="fitted power law")
-        ax1.set_xscale("log")
         ax1.set_yscale("log")
         ax1.set_xlabel("d")
-        ax1.set_ylabel("sup_k |P(x_k) − P_{k/d}| (mean over runs)")
+        ax1.set_ylabel(r"$\sup_k\,|\mathcal{P}(x_k) - P_{k/d}|$ (mean over runs)")
         ax1.legend(fontsize=8)
         for i, s in enumerate(select_series(result, quantity="renyi_divergence")):
             exact = s["params"]["method"] == "exact_discrete"
