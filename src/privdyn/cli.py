@@ -350,9 +350,10 @@ def _bench_line(outcome: Any) -> str:
     items = "" if r.candidate_items == r.reference_items == 1 else (
         f", {r.candidate_items} vs {r.reference_items} items; per item")
     low, high = r.ratio_spread
+    speed = f"{r.ratio:.3g}x faster" if r.ratio >= 1.0 else f"ratio {r.ratio:.3g}x: {1.0 / r.ratio:.3g}x slower"
     return (f"{r.name}: {r.candidate} {r.candidate_median_s * 1e3:.3f} ms vs {r.reference} "
-            f"{r.reference_median_s * 1e3:.3f} ms (medians of {r.repeats}{items}) -> {r.ratio:.2f}x faster "
-            f"(per-repetition {low:.2f}x to {high:.2f}x){target}{'' if r.note is None else '; ' + r.note}")
+            f"{r.reference_median_s * 1e3:.3f} ms (medians of {r.repeats}{items}) -> {speed} "
+            f"(per-repetition ratio {low:.3g}x to {high:.3g}x){target}{'' if r.note is None else '; ' + r.note}")
 
 app.command("plan")(plan_command)
 app.command("audit")(audit_command)
