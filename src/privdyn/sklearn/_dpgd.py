@@ -214,7 +214,7 @@ class DPLinearRegression(PrivateLinearModel):
             "text": statement["text"]}
         return self
 
-    def training_schedule(self) -> dict[str, Any]:
+    def training_schedule(self) -> dict[str, np.ndarray | float]:
         """The per-step schedule the fit ran (read-only), computed from ``training_`` by the functions
         :func:`~privdyn.algorithms.dpgd.dpgd` itself calls, so the numbers are the run's.
 
