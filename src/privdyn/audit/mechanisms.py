@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from privdyn.audit.base import GaussianLaw, Mechanism, _epsilon_of_zcdp, _generators
+from privdyn.audit.estimators import AdaSSPCanary, DPLinearRegressionCanary, PlanDPGDCanary
 from privdyn.audit.noisy_sgd import NoisySGDLeastSquares
 from privdyn.privacy.labels import PrivacyLoss
 
@@ -403,7 +404,8 @@ class DPSGDBLTPoisson(DPSGDCanary):
 
 MECHANISMS: dict[str, type[Mechanism]] = {
     cls.name: cls for cls in (LangevinQuadratic, LangevinLogistic, DPGDCanary, NoisySGDLeastSquares, DPSGDPoisson,
-                              DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson, DPSGDBLTPoisson)
+                              DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson, DPSGDBLTPoisson,
+                              DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary)
 }
 """Every audited mechanism by name, in the order of the table."""
 

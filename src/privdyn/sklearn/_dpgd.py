@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from sklearn.utils.validation import check_is_fitted
 
 from privdyn import _check
 from privdyn.sklearn._base import Preprocessed, PrivateLinearModel, generator_from
@@ -115,6 +116,11 @@ class DPLinearRegression(PrivateLinearModel):
         plan_: the planner's hyper-parameters and its predicted excess risk: ``predicted_risk`` (in the normalized
             units, ½‖θ̃ − θ̃*‖²) and ``predicted_excess_mse`` (in the units of y², 2B²·predicted_risk), valid for
             the planner's model (isotropic Gaussian rows), not for arbitrary data.
+        training_: what training ran with (read-only; public numbers or functions of the released plan):
+            ``hyperparameters`` (the :class:`~privdyn.algorithms.dpgd.DPGDHyperparameters` (c, η̃, ρ) given to
+            Algorithm 1), ``n`` (rows), ``width`` (d', columns of the preprocessed rows), ``feature_scale`` (s, the
+            rows' factor after projection) and ``label_scale`` (B, the labels' divisor after clipping). The
+            per-step numbers are given by :meth:`training_schedule`.
         n_features_in_, feature_names_in_: as in scikit-learn.
 
     Raises (in ``fit``, before any privacy is spent):
@@ -143,7 +149,7 @@ class DPLinearRegression(PrivateLinearModel):
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> DPLinearRegression:
         """Fit privately (one pass of clipped DP-GD); returns self. ``sample_weight`` must be None."""
-        from privdyn.algorithms.dpgd import dpgd
+        from privdyn.algorithms.dpgd import DPGDHyperparameters, dpgd
         from privdyn.schedules import OutsideTheoryWarning
 
         epsilon, feature_norm, label_bound = self._check_parameters()
@@ -181,6 +187,10 @@ class DPLinearRegression(PrivateLinearModel):
             theta = dpgd(features, prep.labels[order] / label_bound, clip=planned["clip"],
                          learning_rate=planned["learning_rate"], rho=planned["rho"], rng=rng)
         self._set_coefficients(theta, prep, label_bound * scale)
+        self.training_ = {"hyperparameters": DPGDHyperparameters(clip=planned["clip"],
+                                                                 learning_rate=planned["learning_rate"],
+                                                                 rho=planned["rho"]),
+                          "n": n, "width": width, "feature_scale": scale, "label_scale": label_bound}
 
         statement = planned["statement"]
         self.plan_ = {**planned["plan"],
@@ -203,3 +213,23 @@ class DPLinearRegression(PrivateLinearModel):
             "conversion": statement["conversion"], "cross_checks": statement["cross_checks"],
             "text": statement["text"]}
         return self
+
+    def training_schedule(self) -> dict[str, np.ndarray | float]:
+        """The per-step schedule the fit ran (read-only), computed from ``training_`` by the functions
+        :func:`~privdyn.algorithms.dpgd.dpgd` itself calls, so the numbers are the run's.
+
+        Returns:
+            A dict with ``step_sizes`` (n,): the uncapped η_k = η̃(k/n)/n (each capped at 2/‖z_k‖² at run time);
+            ``noise_std`` (n,): 2·C_clip·σ_k, the standard deviation of step k's noise, with σ_k from Proposition
+            4.1's calibration (eq. 4.2: ρ²σ_k² = η_k² − η_{k+1}², ρ²σ_n² = η_n²); ``clip_threshold``: C_clip = c·√d';
+            ``feature_scale`` and ``label_scale``: the training rows are s·(projected row) and the labels
+            (clipped label)/B.
+        """
+        from privdyn.algorithms.dpgd import _noise_std
+
+        check_is_fitted(self, "training_")
+        hyper, n = self.training_["hyperparameters"], self.training_["n"]
+        clip_threshold = hyper.clip_threshold(self.training_["width"])
+        return {"step_sizes": hyper.step_sizes(n), "noise_std": _noise_std(clip_threshold, hyper.noise_multipliers(n)),
+                "clip_threshold": clip_threshold, "feature_scale": self.training_["feature_scale"],
+                "label_scale": self.training_["label_scale"]}

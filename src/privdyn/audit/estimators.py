@@ -1,0 +1,377 @@
+"""Audit rows for the user-facing estimators and the planner: what a fitted object reports against its canary runs.
+
+Each row fits (or plans) the user-facing object once on a small public setup and reports the epsilon the object
+itself reports (``privacy_["epsilon"]`` of the fitted estimator, ``plan.privacy.epsilon`` of the plan) with its
+guarantee label. The runs use a reduction whose privacy-relevant numbers (step sizes, noise standard deviations,
+clip, preprocessing scales) are read from the fitted object, never recomputed from the accountant's formulas; the
+tests check that the reduction reproduces the object's own computation on the same noise.
+
+* ``sklearn-dplinearregression``: :class:`privdyn.sklearn.DPLinearRegression` (one pass of clipped DP-GD, Bombari
+  et al., arXiv 2505.16329, Algorithm 1, with the planner's hyper-parameters) on n one-dimensional rows without an
+  intercept: the canary row sits at the public bounds (x = F, y = -B on D, y = +B on D') and every other row is
+  x = 0, y = 0 (zero gradient). After the estimator's preprocessing the canary is z = s F = 1, y~ = -+1; its
+  gradient at theta_0 = 0 has norm 1 > C_clip, so both are clipped and differ by 2 C_clip, the sensitivity
+  Proposition 4.1 assumes. The reduction runs Algorithm 1 in d = 1 with the canary first and the fitted estimator's
+  step sizes, noise standard deviations and clip (:meth:`~privdyn.sklearn.DPLinearRegression.training_schedule`);
+  theta_n is then N(-+ eta_1 C_clip, sum_k noise_std_k^2), a Gaussian shift of eta_1 / sqrt(sum_k sigma_k^2) = rho
+  (eq. 4.2), the level Proposition 4.1 bounds. Under the noise-optimal calibration every position of the canary in
+  the pass has that shift (while the step is not capped); the first one makes the law exactly Gaussian (no noise
+  enters the canary's residual).
+* ``sklearn-adassp``: :class:`privdyn.sklearn.AdaSSPRegression` (Wang 2018, arXiv 1803.02596, Algorithm 2)
+  releases lambda_min(X^T X) + s1 Z, the upper triangle of X^T X + s2 E and X^T y + s3 z; theta and the ridge are
+  post-processing of them. In d = 2 without intercept, n = 2: D = {(F e1, B), (F e1, 0)}, D' replaces the canary
+  by (F e2, -B). Then lambda_min moves by F^2 (its sensitivity), the upper triangle by sqrt(2) F^2 (its
+  sensitivity) and X^T y by sqrt(2) F B (of the sensitivity 2 F B: no single replacement attains all three; the
+  pair's squared whitened shift is 5/6 of the sum the accountant composes). The releases are Gaussian with the same
+  covariance on D and D', so the Neyman-Pearson score is the projection on the whitened mean shift w, a
+  one-dimensional Gaussian shift of ||w||; the means are the statistics of the preprocessed canary pair, the
+  standard deviations those the fitted estimator records in ``privacy_["shares"]`` (the ones its fit drew with).
+* ``plan-dpgd``: the plan :func:`privdyn.plan.dpgd` returns for a public model, run as Algorithm 1 on the same
+  one-dimensional canary as the ``dpgd`` row (x = 1, y = -+5, the rest at x = 0) with the plan's clip, learning
+  rate and rho; reported: the plan's own statement.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from privdyn.audit.base import GaussianLaw, Mechanism, _generators
+from privdyn.privacy.labels import PrivacyLoss
+
+__all__ = ["AdaSSPCanary", "DPLinearRegressionCanary", "PlanDPGDCanary"]
+
+
+def _loss(value: float, guarantee: str, neighboring: str, source: str) -> PrivacyLoss:
+    return PrivacyLoss(value=float(value), guarantee=guarantee, quantity="epsilon",  # type: ignore[arg-type]
+                       neighboring=neighboring, source=source)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# one-pass clipped DP-GD: the estimator and the plan
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class DPGDReduction:
+    """Algorithm 1 in d = 1 on a canary pair, with the schedule of a fitted object.
+
+    Attributes:
+        features: (n,) the rows as the algorithm sees them, in the order of the pass.
+        labels, neighbour_labels: (n,) the labels on D and on D' (they differ at the canary only).
+        step_sizes: (n,) the uncapped eta_k the object ran with.
+        noise_std: (n,) the standard deviation of step k's noise (2 C_clip sigma_k) the object ran with.
+        clip_threshold: C_clip.
+    """
+
+    features: np.ndarray
+    labels: np.ndarray
+    neighbour_labels: np.ndarray
+    step_sizes: np.ndarray
+    noise_std: np.ndarray
+    clip_threshold: float
+
+    def run(self, labels: np.ndarray, noise: np.ndarray, noise_factor: float = 1.0) -> np.ndarray:
+        """theta_n for standard normal ``noise`` of shape (runs, n), the noise scaled by ``noise_factor``."""
+        from privdyn.audit.mechanisms import _dpgd_one_dimensional  # imported here: mechanisms registers this module
+
+        return _dpgd_one_dimensional(self.features, labels, self.step_sizes, self.noise_std * noise_factor,
+                                     self.clip_threshold, noise)
+
+    def gaussian_law(self, noise_factor: float) -> GaussianLaw:
+        """Propagate Algorithm 1's update (mean and variance of theta_k): theta_k = theta_{k-1} - etabar_k gbar_k +
+        noise_std_k b_k. Only a row with x_k != 0 moves the mean, and it must come first, while the iterate is still
+        deterministic (then its clipped gradient is a number, and the law stays Gaussian)."""
+        means = []
+        for labels in (self.labels, self.neighbour_labels):
+            mean, variance = 0.0, 0.0
+            for k in range(self.features.size):
+                x = float(self.features[k])
+                if x != 0.0:
+                    if variance != 0.0:
+                        raise ValueError("the canary reduction needs every row with x != 0 before any noise; got a "
+                                         f"non-zero feature at step {k} after noise was added.")
+                    gradient = (x * mean - float(labels[k])) * x
+                    norm = abs(gradient)
+                    clipped = gradient * (self.clip_threshold / norm) if norm > self.clip_threshold else gradient
+                    mean -= min(float(self.step_sizes[k]), 2.0 / x**2) * clipped
+                variance += (float(self.noise_std[k]) * noise_factor) ** 2
+            means.append(mean)
+        return GaussianLaw(mean=means[0], neighbour_mean=means[1], std=math.sqrt(variance))
+
+    def clipping_is_active(self) -> bool:
+        """Whether both canary gradients at theta_0 = 0 exceed C_clip (then they differ by exactly 2 C_clip)."""
+        x = float(self.features[0])
+        return min(abs(float(self.labels[0]) * x), abs(float(self.neighbour_labels[0]) * x)) > self.clip_threshold
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _DPGDRow(Mechanism):
+    """A row whose runs are :class:`DPGDReduction` (subclasses give :meth:`reduction` and :meth:`reported`)."""
+
+    def reduction(self) -> DPGDReduction:
+        raise NotImplementedError
+
+    def _checked_reduction(self) -> DPGDReduction:
+        reduction = self.reduction()
+        if not reduction.clipping_is_active():
+            raise ValueError(f"{self.name}: the canary's gradients are not clipped (C_clip = "
+                             f"{reduction.clip_threshold:g}), so the pair does not attain the sensitivity 2 C_clip; "
+                             "choose a setting with clip below the canary's gradient norm.")
+        return reduction
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        reduction = self._checked_reduction()
+        outputs = []
+        for labels, gen in zip((reduction.labels, reduction.neighbour_labels), _generators(seed, unit_key),
+                               strict=True):
+            outputs.append(reduction.run(labels, gen.standard_normal((runs, reduction.features.size)),
+                                         self.noise_factor))
+        return outputs[0], outputs[1]
+
+    def gaussian_law(self) -> GaussianLaw:
+        """The law of theta_n on D and D' (:meth:`DPGDReduction.gaussian_law`), with the noise the runs use."""
+        return self._checked_reduction().gaussian_law(self.noise_factor)
+
+
+@functools.lru_cache(maxsize=8)
+def _fitted_regression(setting: DPLinearRegressionCanary) -> Any:
+    """The estimator fitted once per setting on D (the schedule uses only public numbers: the same on D')."""
+    from privdyn.sklearn import DPLinearRegression
+
+    features, labels, _ = setting.data()
+    estimator = DPLinearRegression(epsilon=setting.epsilon, delta=setting.delta, feature_norm=setting.feature_norm,
+                                   label_bound=setting.label_bound, fit_intercept=False,
+                                   random_state=setting.fit_seed)
+    return estimator.fit(features, labels)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DPLinearRegressionCanary(_DPGDRow):
+    """:class:`privdyn.sklearn.DPLinearRegression` on its canary pair (module docstring); the runs use the fitted
+    estimator's schedule and preprocessing scales, the reported epsilon is its ``privacy_``."""
+
+    name: ClassVar[str] = "sklearn-dplinearregression"
+    description: ClassVar[str] = ("sklearn DPLinearRegression (planned one-pass DP-GD), canary at the public bounds: "
+                                  "the fitted estimator's privacy_")
+
+    n: int = 20
+    epsilon: float = 2.0
+    feature_norm: float = 2.0
+    label_bound: float = 3.0
+    fit_seed: int = 0
+
+    def data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(X, y on D, y on D'): the canary is row 0 at ``|x| = feature_norm``, ``y = -+label_bound``; the rest 0."""
+        features = np.zeros((self.n, 1))
+        features[0, 0] = self.feature_norm
+        labels, neighbour_labels = np.zeros(self.n), np.zeros(self.n)
+        labels[0], neighbour_labels[0] = -self.label_bound, self.label_bound
+        return features, labels, neighbour_labels
+
+    def fitted(self) -> Any:
+        """The fitted :class:`~privdyn.sklearn.DPLinearRegression` (fitted once per setting, whatever noise_factor)."""
+        return _fitted_regression(dataclasses.replace(self, noise_factor=1.0))
+
+    def reported(self) -> PrivacyLoss:
+        privacy = self.fitted().privacy_
+        if privacy["delta"] != self.delta:
+            raise AssertionError(f"the estimator reports delta={privacy['delta']!r}, not the audited {self.delta!r}")
+        shares = ", ".join(f"{share['use'].split(':')[0]} {share['fraction']:.3g}" for share in privacy["shares"])
+        return _loss(privacy["epsilon"], privacy["guarantee"], privacy["neighboring"],
+                     f"DPLinearRegression.privacy_ (total over its shares: {shares}): {privacy['accountant']}")
+
+    def reduction(self) -> DPGDReduction:
+        """The canary pair after the estimator's own preprocessing, with the fitted schedule, canary first."""
+        from privdyn.sklearn._base import Preprocessed
+
+        estimator = self.fitted()
+        schedule = estimator.training_schedule()
+        features, labels, neighbour_labels = self.data()
+        sides = [Preprocessed(features, side, feature_norm=self.feature_norm, label_bound=self.label_bound,
+                              fit_intercept=False) for side in (labels, neighbour_labels)]
+        return DPGDReduction(features=sides[0].features[:, 0] * schedule["feature_scale"],
+                             labels=sides[0].labels / schedule["label_scale"],
+                             neighbour_labels=sides[1].labels / schedule["label_scale"],
+                             step_sizes=schedule["step_sizes"], noise_std=schedule["noise_std"],
+                             clip_threshold=float(schedule["clip_threshold"]))
+
+
+@functools.lru_cache(maxsize=8)
+def _plan(setting: PlanDPGDCanary) -> Any:
+    from privdyn.plan import dpgd
+
+    return dpgd(n=setting.n, d=1, spectrum="identity", target_norm=setting.target_norm,
+                label_noise=setting.label_noise, epsilon=setting.epsilon, delta=setting.delta)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PlanDPGDCanary(_DPGDRow):
+    """The plan of :func:`privdyn.plan.dpgd` for a public model in d = 1, run as Algorithm 1 on the ``dpgd`` row's
+    canary (x = 1 first with ``|y| = canary_label`` over the clip, the rest at x = 0); reported: the plan's
+    statement."""
+
+    name: ClassVar[str] = "plan-dpgd"
+    description: ClassVar[str] = "privdyn.plan.dpgd's plan (one-pass DP-GD), canary with clipping active: the plan's " \
+                                 "privacy statement"
+
+    n: int = 20
+    epsilon: float = 3.0
+    target_norm: float = 0.7
+    label_noise: float = 0.7
+    canary_label: float = 5.0
+
+    def plan(self) -> Any:
+        """The planner's output (computed once per setting, whatever noise_factor)."""
+        return _plan(dataclasses.replace(self, noise_factor=1.0))
+
+    def reported(self) -> PrivacyLoss:
+        statement = self.plan().privacy
+        if statement.delta != self.delta:
+            raise AssertionError(f"the plan reports delta={statement.delta!r}, not the audited {self.delta!r}")
+        return _loss(statement.epsilon, statement.guarantee, statement.neighboring,
+                     f"privdyn.plan.dpgd(...).privacy: {statement.accountant}")
+
+    def reduction(self) -> DPGDReduction:
+        """The canary pair with the plan's hyper-parameters, through Algorithm 1's own schedule functions."""
+        from privdyn.algorithms.dpgd import DPGDHyperparameters, _noise_std
+
+        plan = self.plan()
+        hyper = DPGDHyperparameters(clip=plan.clip, learning_rate=plan.learning_rate, rho=plan.rho)
+        clip_threshold = hyper.clip_threshold(1)
+        features = np.zeros(self.n)
+        features[0] = 1.0
+        labels, neighbour_labels = np.zeros(self.n), np.zeros(self.n)
+        labels[0], neighbour_labels[0] = -self.canary_label, self.canary_label
+        return DPGDReduction(features=features, labels=labels, neighbour_labels=neighbour_labels,
+                             step_sizes=hyper.step_sizes(self.n),
+                             noise_std=_noise_std(clip_threshold, hyper.noise_multipliers(self.n)),
+                             clip_threshold=clip_threshold)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# AdaSSP: three Gaussian releases of sufficient statistics
+# ---------------------------------------------------------------------------------------------------------------
+
+_ADASSP_RELEASES = ("min eigenvalue", "second moment features", "feature label moment")
+"""The three Gaussian releases, as named in ``AdaSSPRegression.privacy_["shares"]``, in the order of the score."""
+
+
+@functools.lru_cache(maxsize=8)
+def _fitted_adassp(setting: AdaSSPCanary) -> Any:
+    from privdyn.sklearn import AdaSSPRegression
+
+    features, labels, _, _ = setting.data()
+    estimator = AdaSSPRegression(epsilon=setting.epsilon, delta=setting.delta, feature_norm=setting.feature_norm,
+                                 label_bound=setting.label_bound, fit_intercept=False,
+                                 failure_probability=setting.failure_probability, random_state=setting.fit_seed)
+    return estimator.fit(features, labels)
+
+
+@dataclasses.dataclass(frozen=True)
+class Statistics:
+    """What AdaSSP releases before post-processing, noise-free: lambda_min(X^T X), X^T X, X^T y."""
+
+    min_eigenvalue: float
+    gram: np.ndarray
+    moment: np.ndarray
+
+    def vector(self) -> np.ndarray:
+        """(lambda_min, the upper triangle of X^T X row by row, X^T y): one entry per released Gaussian."""
+        upper = np.triu_indices(self.gram.shape[0])
+        return np.concatenate([[self.min_eigenvalue], self.gram[upper], self.moment])
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AdaSSPCanary(Mechanism):
+    """:class:`privdyn.sklearn.AdaSSPRegression`'s released statistics on the canary pair (module docstring); the
+    score is the projection of the whitened release on the whitened mean shift; reported: the fitted ``privacy_``."""
+
+    name: ClassVar[str] = "sklearn-adassp"
+    description: ClassVar[str] = ("sklearn AdaSSPRegression (three Gaussian releases), canary at the norm bounds: the "
+                                  "fitted estimator's privacy_")
+
+    epsilon: float = 2.0
+    feature_norm: float = 2.0
+    label_bound: float = 1.5
+    failure_probability: float = 0.05
+    fit_seed: int = 0
+
+    def data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(X, y, X', y'): D = {(F e1, B), (F e1, 0)}, D' replaces the first row by (F e2, -B)."""
+        features = np.array([[self.feature_norm, 0.0], [self.feature_norm, 0.0]])
+        neighbour = np.array([[0.0, self.feature_norm], [self.feature_norm, 0.0]])
+        return features, np.array([self.label_bound, 0.0]), neighbour, np.array([-self.label_bound, 0.0])
+
+    def fitted(self) -> Any:
+        """The fitted :class:`~privdyn.sklearn.AdaSSPRegression` (once per setting, whatever noise_factor)."""
+        return _fitted_adassp(dataclasses.replace(self, noise_factor=1.0))
+
+    def reported(self) -> PrivacyLoss:
+        privacy = self.fitted().privacy_
+        if privacy["delta"] != self.delta:
+            raise AssertionError(f"the estimator reports delta={privacy['delta']!r}, not the audited {self.delta!r}")
+        return _loss(privacy["epsilon"], privacy["guarantee"], privacy["neighboring"],
+                     f"AdaSSPRegression.privacy_: {privacy['accountant']}")
+
+    def noise_stds(self) -> tuple[float, float, float]:
+        """The three releases' noise standard deviations (s1, s2, s3) as the fitted estimator records them."""
+        stds = {}
+        for share in self.fitted().privacy_["shares"]:
+            for release in _ADASSP_RELEASES:
+                if share["use"] == f"Gaussian release of the {release}":
+                    stds[release] = float(share["noise_std"])
+        missing = [release for release in _ADASSP_RELEASES if release not in stds]
+        if missing:
+            raise ValueError(f"AdaSSPRegression.privacy_['shares'] must list the releases {_ADASSP_RELEASES}; "
+                             f"missing {missing}.")
+        return stds[_ADASSP_RELEASES[0]], stds[_ADASSP_RELEASES[1]], stds[_ADASSP_RELEASES[2]]
+
+    def statistics(self) -> tuple[Statistics, Statistics]:
+        """The noise-free statistics of the preprocessed D and D' (the estimator's own preprocessing)."""
+        from privdyn.sklearn._base import Preprocessed
+
+        features, labels, neighbour, neighbour_labels = self.data()
+        out = []
+        for x, y in ((features, labels), (neighbour, neighbour_labels)):
+            prep = Preprocessed(x, y, feature_norm=self.feature_norm, label_bound=self.label_bound,
+                                fit_intercept=False)
+            gram = prep.features.T @ prep.features
+            out.append(Statistics(min_eigenvalue=float(np.linalg.eigvalsh(gram)[0]), gram=gram,
+                                  moment=prep.features.T @ prep.labels))
+        return out[0], out[1]
+
+    def scales(self) -> np.ndarray:
+        """The noise standard deviation of each entry of :meth:`Statistics.vector` (nominal noise)."""
+        s1, s2, s3 = self.noise_stds()
+        d = self.data()[0].shape[1]
+        return np.concatenate([[s1], np.full(d * (d + 1) // 2, s2), np.full(d, s3)])
+
+    def _whitened_shift(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        means = [side.vector() for side in self.statistics()]
+        scales = self.scales()
+        return means[0], scales, (means[1] - means[0]) / scales
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        """The release drawn with the actual noise (noise_factor x the estimator's), whitened by the nominal noise
+        and projected on the unit whitened mean shift w / ||w||: N(0, f^2) on D, N(||w||, f^2) on D'."""
+        base, scales, shift = self._whitened_shift()
+        direction = shift / np.linalg.norm(shift)
+        outputs = []
+        for mean, gen in zip((base, base + shift * scales), _generators(seed, unit_key), strict=True):
+            release = mean + self.noise_factor * scales * gen.standard_normal((runs, base.size))
+            outputs.append(((release - base) / scales) @ direction)
+        return outputs[0], outputs[1]
+
+    def gaussian_law(self) -> GaussianLaw:
+        """Independent Gaussians with the same scales on D and D': the score's shift is ||w||, its std the factor."""
+        _, _, shift = self._whitened_shift()
+        return GaussianLaw(mean=0.0, neighbour_mean=float(np.linalg.norm(shift)), std=self.noise_factor)
+
+
+ESTIMATOR_MECHANISMS: tuple[type[Mechanism], ...] = (DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary)
+"""The rows of this module, in the order of the table."""

@@ -1,0 +1,192 @@
+"""Audit rows of the estimators and the planner: no violation at the contract's runs and confidence, power against a
+planted bug, and reductions that reproduce the objects' own computations (same noise, same numbers)."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import privdyn.algorithms.dpgd as dpgd_module
+from privdyn.audit import audit, audit_mechanism, mechanism
+from privdyn.audit.core import DEFAULT_CONFIDENCE, DEFAULT_RUNS
+from privdyn.audit.estimators import DPGDReduction
+from privdyn.cli import main
+from privdyn.sklearn import AdaSSPRegression, DPLinearRegression
+
+NAMES = ["sklearn-dplinearregression", "sklearn-adassp", "plan-dpgd"]
+
+
+def test_rows_have_no_violation_at_the_contract():
+    rows = audit(NAMES, runs=DEFAULT_RUNS, confidence=DEFAULT_CONFIDENCE, seed=0)
+    assert [row.mechanism for row in rows] == NAMES
+    for row in rows:
+        assert row.runs >= 10_000 and row.confidence >= 1 - 1e-6
+        assert row.guarantee == "bound" and row.method == "exact_gaussian"
+        assert not row.violation and row.audited_lower_bound <= row.epsilon, row
+        assert row.threshold_lower_bound <= row.epsilon, row
+        assert row.law_check, row  # the reduction's runs have the propagated Gaussian law
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_planted_bug_is_flagged(name):
+    row = audit_mechanism(mechanism(name, noise_factor=0.5), runs=2_000, seed=0)
+    assert row.violation and row.law_check, row
+    assert row.audited_lower_bound > 1.8 * row.epsilon
+
+
+def test_reported_epsilon_is_the_objects_own():
+    lr = mechanism("sklearn-dplinearregression")
+    assert lr.reported().value == lr.fitted().privacy_["epsilon"]
+    assert lr.reported().guarantee == lr.fitted().privacy_["guarantee"] == "bound"
+    ada = mechanism("sklearn-adassp")
+    assert ada.reported().value == ada.fitted().privacy_["epsilon"]
+    plan = mechanism("plan-dpgd")
+    assert plan.reported().value == plan.plan().privacy.epsilon
+
+
+def _capture_kernel(monkeypatch):
+    """Record the arguments Algorithm 1's kernel receives (x, y, eta, noise_std, clip_threshold)."""
+    calls = []
+    original = dpgd_module._advance
+
+    def spy(theta, x, y, norms, caps, noise, eta, noise_std, clip_threshold, start, stop):
+        calls.append({"x": x.copy(), "y": y.copy(), "eta": eta.copy(), "noise_std": noise_std.copy(),
+                      "clip_threshold": clip_threshold.copy()})
+        return original(theta, x, y, norms, caps, noise, eta, noise_std, clip_threshold, start, stop)
+
+    monkeypatch.setattr(dpgd_module, "_advance", spy)
+    return calls
+
+
+def _regression(mech, labels, seed):
+    features = mech.data()[0]
+    return DPLinearRegression(epsilon=mech.epsilon, delta=mech.delta, feature_norm=mech.feature_norm,
+                              label_bound=mech.label_bound, fit_intercept=False, random_state=seed).fit(features,
+                                                                                                        labels)
+
+
+def test_dplinearregression_reduction_uses_exactly_the_fits_schedule(monkeypatch):
+    mech = mechanism("sklearn-dplinearregression")
+    reduction = mech.reduction()
+    calls = _capture_kernel(monkeypatch)
+    _, labels, neighbour_labels = mech.data()
+    for side in (labels, neighbour_labels):
+        _regression(mech, side, seed=3)
+    assert len(calls) == 2
+    for call, side_labels in zip(calls, (reduction.labels, reduction.neighbour_labels), strict=True):
+        np.testing.assert_array_equal(call["eta"][0], reduction.step_sizes)
+        np.testing.assert_array_equal(call["noise_std"][0], reduction.noise_std)
+        assert call["clip_threshold"][0] == reduction.clip_threshold
+        # the canary row as the kernel saw it (the pass's order is the fit's) is the reduction's canary
+        canary = int(np.flatnonzero(call["x"][0, :, 0])[0])
+        assert call["x"][0, canary, 0] == reduction.features[0] and call["y"][0, canary] == side_labels[0]
+        assert np.count_nonzero(call["x"][0]) == 1 and np.count_nonzero(call["y"][0]) == 1
+    assert reduction.clipping_is_active()
+
+
+def _replay_order_and_noise(seed, n):
+    """The fit's draws with planning_share=None: the order of the pass, then the (n, 1) noise of Algorithm 1."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n)
+    return order, rng.standard_normal((n, 1))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 7])
+def test_dplinearregression_reduction_reproduces_the_fit(seed):
+    mech = mechanism("sklearn-dplinearregression")
+    reduction = mech.reduction()
+    order, noise = _replay_order_and_noise(seed, mech.n)
+    in_order = DPGDReduction(features=reduction.features[order], labels=reduction.labels[order],
+                             neighbour_labels=reduction.neighbour_labels[order], step_sizes=reduction.step_sizes,
+                             noise_std=reduction.noise_std, clip_threshold=reduction.clip_threshold)
+    _, labels, neighbour_labels = mech.data()
+    for side, reduced in ((labels, in_order.labels), (neighbour_labels, in_order.neighbour_labels)):
+        fitted = _regression(mech, side, seed)
+        schedule = fitted.training_schedule()
+        theta = fitted.coef_[0] / (schedule["feature_scale"] * schedule["label_scale"])
+        got = in_order.run(reduced, noise.T)[0]
+        assert got == pytest.approx(theta, rel=1e-12, abs=1e-15)
+
+
+def test_dplinearregression_canary_first_has_the_propagated_law():
+    reduction = mechanism("sklearn-dplinearregression").reduction()
+    law = reduction.gaussian_law(1.0)
+    schedule_shift = 2 * reduction.step_sizes[0] * reduction.clip_threshold / math.sqrt(np.sum(reduction.noise_std**2))
+    assert (law.neighbour_mean - law.mean) / law.std == pytest.approx(schedule_shift, rel=1e-12)
+    # the Gaussian shift equals the rho the estimator reports (Proposition 4.1 is tight on this pair)
+    rho = mechanism("sklearn-dplinearregression").fitted().privacy_["rho"]
+    assert schedule_shift == pytest.approx(rho, rel=1e-9)
+
+
+def test_plan_reduction_uses_exactly_algorithm_1s_schedule(monkeypatch):
+    mech = mechanism("plan-dpgd")
+    plan = mech.plan()
+    reduction = mech.reduction()
+    calls = _capture_kernel(monkeypatch)
+    rng = np.random.default_rng(5)
+    theta = dpgd_module.dpgd(reduction.features[:, None], reduction.neighbour_labels, clip=plan.clip,
+                             learning_rate=plan.learning_rate, rho=plan.rho, rng=rng)
+    (call,) = calls
+    np.testing.assert_array_equal(call["eta"][0], reduction.step_sizes)
+    np.testing.assert_array_equal(call["noise_std"][0], reduction.noise_std)
+    assert call["clip_threshold"][0] == reduction.clip_threshold
+    noise = np.random.default_rng(5).standard_normal((1, mech.n))
+    assert reduction.run(reduction.neighbour_labels, noise)[0] == pytest.approx(theta[0], rel=1e-12, abs=1e-15)
+
+
+def _adassp_replay(mech, statistics, seed):
+    """AdaSSP's post-processing applied to the reduction's statistics plus the fit's draws (Algorithm 2)."""
+    s1, s2, s3 = mech.noise_stds()
+    p = mech.failure_probability
+    d = statistics.gram.shape[0]
+    rng = np.random.default_rng(seed)
+    lowest = max(statistics.min_eigenvalue + s1 * rng.standard_normal() - s1 * math.sqrt(2 * math.log(3 / p)), 0.0)
+    ridge = max(0.0, s2 * math.sqrt(d * math.log(2 * d * d / p)) - lowest)
+    upper = np.triu(rng.standard_normal((d, d)))
+    gram = statistics.gram + s2 * (upper + np.triu(upper, 1).T)
+    moment = statistics.moment + s3 * rng.standard_normal(d)
+    return np.linalg.solve(gram + ridge * np.eye(d), moment), ridge
+
+
+@pytest.mark.parametrize("seed", [0, 1, 4])
+def test_adassp_reduction_reproduces_the_fit(seed):
+    mech = mechanism("sklearn-adassp")
+    features, labels, neighbour, neighbour_labels = mech.data()
+    for (x, y), statistics in zip(((features, labels), (neighbour, neighbour_labels)), mech.statistics(),
+                                  strict=True):
+        fitted = AdaSSPRegression(epsilon=mech.epsilon, delta=mech.delta, feature_norm=mech.feature_norm,
+                                  label_bound=mech.label_bound, fit_intercept=False,
+                                  failure_probability=mech.failure_probability, random_state=seed).fit(x, y)
+        theta, ridge = _adassp_replay(mech, statistics, seed)
+        np.testing.assert_allclose(fitted.coef_, theta, rtol=1e-12, atol=1e-14)
+        assert fitted.ridge_ == pytest.approx(ridge, rel=1e-12, abs=1e-14)
+
+
+def test_adassp_canary_attains_the_first_two_sensitivities():
+    mech = mechanism("sklearn-adassp")
+    first, second = mech.statistics()
+    shares = {share["use"]: share for share in mech.fitted().privacy_["shares"] if "sensitivity" in share}
+    sensitivity = [shares[f"Gaussian release of the {name}"]["sensitivity"]
+                   for name in ("min eigenvalue", "second moment features", "feature label moment")]
+    upper = np.triu_indices(2)
+    assert abs(second.min_eigenvalue - first.min_eigenvalue) == pytest.approx(sensitivity[0])
+    assert np.linalg.norm((second.gram - first.gram)[upper]) == pytest.approx(sensitivity[1])
+    assert np.linalg.norm(second.moment - first.moment) == pytest.approx(sensitivity[2] / math.sqrt(2))
+    # the pair's squared whitened shift is 5/6 of what the accountant composes (2 * zcdp)
+    law = mech.gaussian_law()
+    assert law.neighbour_mean**2 == pytest.approx(5 / 6 * 2 * mech.fitted().privacy_["zcdp"], rel=1e-12)
+
+
+def test_scores_are_reproducible_and_oriented():
+    for name in NAMES:
+        mech = mechanism(name)
+        first = mech.scores(3, "k", 500)
+        np.testing.assert_array_equal(first[0], mech.scores(3, "k", 500)[0])
+        assert first[1].mean() > first[0].mean()
+
+
+def test_cli_json_rows(capsys):
+    assert main(["audit", "sklearn-adassp", "--json", "--runs", "200"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["mechanism"] == "sklearn-adassp" and row["runs"] == 200 and not row["violation"]
