@@ -7,6 +7,7 @@ arXiv 2006.07709; Nasr et al. 2021, arXiv 2101.04535), or exactly where the outp
 lower bound under-reports: a violation. Modules: :mod:`~privdyn.audit.statistics` (the test),
 :mod:`~privdyn.audit.gaussian` (the exact Gaussian curve), :mod:`~privdyn.audit.base` (what a mechanism provides),
 :mod:`~privdyn.audit.mechanisms` (the canary pairs), :mod:`~privdyn.audit.noisy_sgd` (the hsgd surrogate's row),
+:mod:`~privdyn.audit.estimators` (the scikit-learn estimators' and the planner's rows),
 :mod:`~privdyn.audit.core` (one row of the table), :mod:`~privdyn.audit.table` (the table, through the runner).
 """
 
