@@ -36,12 +36,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from privdyn.audit.base import GaussianLaw, Mechanism, _generators
 from privdyn.privacy.labels import PrivacyLoss
+
+if TYPE_CHECKING:
+    from privdyn.plan._dpgd import DPGDPlan
+    from privdyn.sklearn import AdaSSPRegression, DPLinearRegression
 
 __all__ = ["AdaSSPCanary", "DPLinearRegressionCanary", "PlanDPGDCanary"]
 
@@ -173,7 +177,7 @@ class DPLinearRegressionCanary(_DPGDRow):
         labels[0], neighbour_labels[0] = -self.label_bound, self.label_bound
         return features, labels, neighbour_labels
 
-    def fitted(self) -> Any:
+    def fitted(self) -> DPLinearRegression:
         """The fitted :class:`~privdyn.sklearn.DPLinearRegression` (fitted once per setting, whatever noise_factor)."""
         return _fitted_regression(dataclasses.replace(self, noise_factor=1.0))
 
@@ -197,7 +201,8 @@ class DPLinearRegressionCanary(_DPGDRow):
         return DPGDReduction(features=sides[0].features[:, 0] * schedule["feature_scale"],
                              labels=sides[0].labels / schedule["label_scale"],
                              neighbour_labels=sides[1].labels / schedule["label_scale"],
-                             step_sizes=schedule["step_sizes"], noise_std=schedule["noise_std"],
+                             step_sizes=np.asarray(schedule["step_sizes"], dtype=float),
+                             noise_std=np.asarray(schedule["noise_std"], dtype=float),
                              clip_threshold=float(schedule["clip_threshold"]))
 
 
@@ -225,7 +230,7 @@ class PlanDPGDCanary(_DPGDRow):
     label_noise: float = 0.7
     canary_label: float = 5.0
 
-    def plan(self) -> Any:
+    def plan(self) -> DPGDPlan:
         """The planner's output (computed once per setting, whatever noise_factor)."""
         return _plan(dataclasses.replace(self, noise_factor=1.0))
 
@@ -233,6 +238,8 @@ class PlanDPGDCanary(_DPGDRow):
         statement = self.plan().privacy
         if statement.delta != self.delta:
             raise AssertionError(f"the plan reports delta={statement.delta!r}, not the audited {self.delta!r}")
+        if statement.epsilon is None:
+            raise AssertionError("the plan states no epsilon; the audited plan is made with an (epsilon, delta) budget")
         return _loss(statement.epsilon, statement.guarantee, statement.neighboring,
                      f"privdyn.plan.dpgd(...).privacy: {statement.accountant}")
 
@@ -307,7 +314,7 @@ class AdaSSPCanary(Mechanism):
         neighbour = np.array([[0.0, self.feature_norm], [self.feature_norm, 0.0]])
         return features, np.array([self.label_bound, 0.0]), neighbour, np.array([-self.label_bound, 0.0])
 
-    def fitted(self) -> Any:
+    def fitted(self) -> AdaSSPRegression:
         """The fitted :class:`~privdyn.sklearn.AdaSSPRegression` (once per setting, whatever noise_factor)."""
         return _fitted_adassp(dataclasses.replace(self, noise_factor=1.0))
 
