@@ -62,6 +62,11 @@ __all__ = ["TorchDPSGDPoisson", "TorchLambdaCGDFixedSize", "TorchLambdaCGDPoisso
 _SIDES = ("D", "D'")
 
 
+def _require_torch_extra() -> None:
+    """Import :mod:`privdyn.torch` first: without PyTorch its ImportError names the ``privdyn[torch]`` extra."""
+    import privdyn.torch  # noqa: F401
+
+
 def _canary_columns(runs: int) -> Any:
     """A module with one scalar weight per run (a ``(runs, 1)`` column) and the linear per-example loss
     l(w; x) = <x, w[:, 0]>: its gradient is x (so ``loss_and_gradient_factors`` gives A = x, H = 1)."""
@@ -122,11 +127,12 @@ class TorchOptimizerCanary(Mechanism):
         return Independent()
 
     def _reference(self) -> DPSGDCanary:
-        """The NumPy row of the same setting: its score is the statistic of this row."""
+        """The NumPy row of the same setting (and ``noise_factor``): its score is the statistic of this row."""
         raise NotImplementedError
 
     def _optimizer(self, runs: int, noise_source: Any, *, noise_multiplier: float, account: bool = False) -> Any:
         """A PrivateOptimizer over a block of ``runs`` runs (bound to its accountant if ``account``)."""
+        _require_torch_extra()
         import torch
 
         from privdyn.torch import PrivateOptimizer
@@ -178,6 +184,7 @@ class TorchOptimizerCanary(Mechanism):
         """The optimizer's accountant after ``num_steps`` steps on the canary: ``privacy_spent(delta)``."""
         from privdyn.rng import generator, step_normals
 
+        _require_torch_extra()
         private = self._optimizer(1, step_normals(0, "audit/reported"), noise_multiplier=self.noise_multiplier,
                                   account=True)
         self._block(private, self._batches(generator(0, "audit/reported", purpose="sampling"), 1), 1, True)
@@ -187,6 +194,7 @@ class TorchOptimizerCanary(Mechanism):
     def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
         from privdyn.rng import generator, step_normals
 
+        _require_torch_extra()
         reference = self._reference()
         encoder = self._strategy().encoder_matrix(self.num_steps)
         q = self.batch_size / self.n
@@ -227,7 +235,8 @@ class TorchLambdaCGDFixedSize(TorchOptimizerCanary):
 
         return DPSGDCorrelatedFixedSize(noise_correlation=self.noise_correlation,
                                         noise_multiplier=self.noise_multiplier, n=self.n,
-                                        batch_size=self.batch_size, num_steps=self.num_steps, delta=self.delta)
+                                        batch_size=self.batch_size, num_steps=self.num_steps, delta=self.delta,
+                                        noise_factor=self.noise_factor)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -245,7 +254,7 @@ class TorchLambdaCGDPoisson(TorchLambdaCGDFixedSize):
 
         return DPSGDCorrelatedPoisson(noise_correlation=self.noise_correlation,
                                       noise_multiplier=self.noise_multiplier, n=self.n, batch_size=self.batch_size,
-                                      num_steps=self.num_steps, delta=self.delta)
+                                      num_steps=self.num_steps, delta=self.delta, noise_factor=self.noise_factor)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -267,4 +276,4 @@ class TorchDPSGDPoisson(TorchOptimizerCanary):
         from privdyn.audit.mechanisms import DPSGDPoisson
 
         return DPSGDPoisson(noise_multiplier=self.noise_multiplier, n=self.n, batch_size=self.batch_size,
-                            num_steps=self.num_steps, delta=self.delta)
+                            num_steps=self.num_steps, delta=self.delta, noise_factor=self.noise_factor)
