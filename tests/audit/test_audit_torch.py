@@ -71,6 +71,43 @@ def test_a_block_of_one_run_is_the_user_loop(name, per_example):
                 np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.filterwarnings("ignore:Full backward hook is firing")  # the inputs need no gradient (as in the optimizer)
+def test_opacus_dpoptimizer_releases_what_the_row_releases():
+    """privdyn.torch.DPOptimizer (Opacus' clipping, privdyn's noise stream) on the same canary, batches and noise:
+    the same iterates up to Opacus' clipping factor clip / (norm + 1e-6), so the row covers it on this canary."""
+    pytest.importorskip("opacus")
+    from opacus import GradSampleModule
+
+    from privdyn.torch import BatchSampler, DPOptimizer
+
+    mech = mechanism("torch-lambda-cgd-fixed-size", noise_factor=0.5)
+    kappa = mech.noise_multiplier * mech.noise_factor
+    for canary in (True, False):
+        for seed in range(3):
+            key = f"check/opacus/{canary}"
+            model = torch.nn.Linear(1, 1, bias=False).double()
+            with torch.no_grad():
+                model.weight.zero_()
+            wrapped = GradSampleModule(model, loss_reduction="mean")
+            private = DPOptimizer(torch.optim.SGD(wrapped.parameters(), lr=mech.learning_rate), noise_multiplier=kappa,
+                                  max_grad_norm=mech.clip, expected_batch_size=mech.batch_size,
+                                  strategy=mech._strategy(), noise_source=step_normals(seed, key, run=0),
+                                  num_steps=mech.num_steps, loss_reduction="mean")
+            features = torch.zeros((mech.n, 1), dtype=torch.float64)
+            features[0, 0] = mech.canary_gradient * mech.clip if canary else 0.0
+            sampler = BatchSampler(mech.n, mech.batch_size, sampler=mech.sampler, num_steps=mech.num_steps,
+                                   generator=generator(seed, key, run_index=0, purpose="sampling"))
+            iterates = [model.weight.item()]
+            for batch in sampler:
+                private.zero_grad()
+                wrapped(features[batch])[:, 0].mean().backward()
+                private.step()
+                iterates.append(model.weight.item())
+            ours = mech._optimizer(1, step_normals(seed, key, run=0), noise_multiplier=kappa)
+            batches = mech._batches(generator(seed, key, run_index=0, purpose="sampling"), 1)
+            np.testing.assert_allclose(mech._block(ours, batches, 1, canary)[:, 0], iterates, rtol=1e-6, atol=1e-9)
+
+
 @pytest.mark.parametrize("name", ROWS)
 def test_a_block_of_many_runs_releases_b_plus_kappa_xi(name):
     """A block of 64 runs against y_t = b_t + kappa xi_t built from its batches and the NumPy noise matrix."""
@@ -136,10 +173,14 @@ def test_reproducible_from_the_seed():
 
 
 @pytest.mark.slow
-def test_a_halved_noise_is_flagged_on_torch_dpsgd_poisson():
-    """10^5 runs per dataset (about 35 s per audit): the planted row certifies MEASURED against a reported 3.59."""
-    honest = audit_mechanism(mechanism("torch-dpsgd-poisson"), runs=100_000, seed=0)
-    planted = audit_mechanism(mechanism("torch-dpsgd-poisson", noise_factor=0.5), runs=100_000, seed=0)
+@pytest.mark.parametrize("seed", range(3))
+def test_a_halved_noise_is_flagged_on_torch_dpsgd_poisson(seed):
+    """10^5 runs per dataset (25-40 s per audit on one core). Measured for the planted row: 4.00, 4.22, 4.21 at seeds
+    0-2 against a reported 3.59 (the NumPy dpsgd-poisson: 3.94 at seed 0); at seed 0 it is flagged from 5 x 10^4 runs
+    (3.75) but not at 3 x 10^4 (3.31) or 2 x 10^4 (2.87). The default run's quick version is
+    test_the_score_is_the_numpy_rows_score_in_law (the NumPy row's flag at 10^5 runs is in test_audit.py)."""
+    honest = audit_mechanism(mechanism("torch-dpsgd-poisson"), runs=100_000, seed=seed)
+    planted = audit_mechanism(mechanism("torch-dpsgd-poisson", noise_factor=0.5), runs=100_000, seed=seed)
     assert planted.epsilon == honest.epsilon
     assert not honest.violation and planted.violation
 
