@@ -1,0 +1,279 @@
+"""The torch rows: DP-SGD with correlated noise run by :class:`privdyn.torch.PrivateOptimizer` itself.
+
+The canary is the one of the ``dpsgd-*`` rows (:class:`privdyn.audit.mechanisms.DPSGDCanary`): every record but the
+canary has per-example gradient 0 and the canary's is ``canary_gradient * clip`` (over the clip, so clipping is
+active and its clipped gradient is +clip); under zero-out (and add-remove) neighbours D' replaces the canary by a
+record of gradient 0. The model is linear in one scalar parameter per run, loss l(w; x) = x w, so the per-example
+gradient is the record's feature x whatever w is. Each run takes ``num_steps`` steps of the optimizer (the kan paper's
+Algorithm 1, Wang et al., arXiv 2605.12648, in :mod:`privdyn.torch.optimizer`)::
+
+    grad_t = (1 / B) (clip * b_t + clip * kappa * xi_t),        w_t = w_{t-1} - lr * grad_t    (torch SGD)
+
+with b_t = 1 when the canary is in the sampler's batch of step t (on D; 0 on D') and xi the strategy's correlated
+noise. Every iterate may be released (the accountant's assumption), so the run releases
+y_t = (w_{t-1} - w_t) B / (lr clip) = b_t + kappa xi_t, the release of the NumPy reduction, and is scored by the same
+statistic (:meth:`~privdyn.audit.mechanisms.DPSGDCanary._score`: the whitened log-likelihood ratio of "the canary
+joined step s" against "it joined none", nominal kappa); B, lr and clip are read from the optimizer.
+
+**The cheapest faithful path.** One :class:`~privdyn.torch.PrivateOptimizer` step costs about 0.3 ms on one CPU core
+(a 1-parameter model, closed-form per-example gradients, construction amortized over 10 steps), so a plain loop
+over 2 x 1.25 x 10^4 runs of 10 steps takes about 80 s a row. Instead, a *block* of ``block_size`` runs is one
+PrivateOptimizer whose parameter is a column of ``block_size`` scalars, run r's weight in row r, and whose records are
+(run, record) pairs: run r's canary has feature ``canary_gradient * clip * e_r``. The optimizer's own code does
+everything privacy-relevant: per-example gradients (its closed-form rule ``||a_i|| ||h_i||``, the same norms and
+clipping factor as its vmap and Opacus paths), per-example clipping (the canary's gradient has norm
+``canary_gradient * clip`` and only coordinate r, so it is clipped to ``clip e_r``: the runs do not interact), the
+division by B, the noise (its :class:`~privdyn.torch.TorchNoiseStream` over the flattened parameter, i.i.d. across
+coordinates, so each coordinate is one run's correlated noise) and the torch optimizer's step. The records of
+gradient 0 add exactly 0 to the clipped sum, so a step is given only the canary slots of the runs whose batch holds
+the canary (on D the canary's feature, on D' the zeroed record's). The batches come from a
+:class:`~privdyn.torch.BatchSampler` per block and side, ``block_size`` consecutive batches per step, one per run:
+fixed-size and Poisson batches are drawn independently at every step, so consecutive batches are independent and each
+run sees the sampler's law (the reduction refuses the shuffle sampler, whose batches are not). The tests check that a
+block of one run is, number for number, the user-facing loop (``nn.Linear(1, 1, bias=False)``, a ``DataLoader`` over
+the n records with the sampler, vmap per-example gradients), and that a block of many runs is the release above
+computed from its batches and the NumPy noise matrix.
+
+Streams (:mod:`privdyn.rng`): the noise of block k on D is the counter-based
+:func:`~privdyn.rng.step_normals` of ``(seed, unit_key + "/D")`` with run k, its batches the generator of
+``(seed, unit_key + "/D", run_index=k, purpose="sampling")``; likewise on D'.
+
+The reported epsilon is what the optimizer's accountant reports: a PrivateOptimizer bound to
+:class:`~privdyn.torch.DPSGDAccountant` (n, sampler, neighbouring relation) takes the row's ``num_steps`` steps on
+the canary and answers ``privacy_spent(delta)``. torch is imported inside the methods, so ``import privdyn.audit``
+never imports it; without PyTorch a row raises the ImportError of :mod:`privdyn.torch`, which names the extra.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from privdyn.audit.base import Mechanism
+from privdyn.privacy.labels import PrivacyLoss
+
+if TYPE_CHECKING:
+    from privdyn.audit.mechanisms import DPSGDCanary
+
+__all__ = ["TorchDPSGDPoisson", "TorchLambdaCGDFixedSize", "TorchLambdaCGDPoisson", "TorchOptimizerCanary"]
+
+_SIDES = ("D", "D'")
+
+
+def _require_torch_extra() -> None:
+    """Import :mod:`privdyn.torch` first: without PyTorch its ImportError names the ``privdyn[torch]`` extra."""
+    import privdyn.torch  # noqa: F401
+
+
+def _canary_columns(runs: int) -> Any:
+    """A module with one scalar weight per run (a ``(runs, 1)`` column) and the linear per-example loss
+    l(w; x) = <x, w[:, 0]>: its gradient is x (so ``loss_and_gradient_factors`` gives A = x, H = 1)."""
+    import torch
+    from torch import nn
+
+    class CanaryColumns(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.zeros(runs, 1, dtype=torch.float64))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x @ self.weight
+
+        def loss_and_gradient_factors(self, x: torch.Tensor,
+                                      y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            return (x @ self.weight.detach())[:, 0], x, x.new_ones((x.shape[0], 1))
+
+    return CanaryColumns()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TorchOptimizerCanary(Mechanism):
+    """:class:`privdyn.torch.PrivateOptimizer` (torch SGD) on the canary reduction of the module docstring;
+    subclasses fix the strategy, the sampler and the relation.
+
+    Fields: ``noise_multiplier`` kappa (nominal), ``n``, ``batch_size`` B, ``num_steps`` T, ``clip``,
+    ``learning_rate`` of torch's SGD, ``canary_gradient`` (the canary's gradient norm over the clip, > 1),
+    ``block_size`` (runs per optimizer).
+    """
+
+    sampler: ClassVar[str]
+    neighboring: ClassVar[str]
+
+    noise_multiplier: float = 3.0
+    n: int = 100
+    batch_size: int = 10
+    num_steps: int = 10
+    clip: float = 1.0
+    learning_rate: float = 0.5
+    canary_gradient: float = 10.0
+    block_size: int = 2048
+
+    def __post_init__(self) -> None:
+        if self.sampler not in ("fixed_size", "poisson"):
+            raise ValueError(f"sampler must be 'fixed_size' or 'poisson' (batches independent across steps); got "
+                             f"{self.sampler!r}.")
+        if not self.canary_gradient > 1.0:
+            raise ValueError(f"canary_gradient must be > 1 (clipping active); got {self.canary_gradient!r}.")
+        if not (isinstance(self.block_size, int) and self.block_size >= 1):
+            raise ValueError(f"block_size must be an integer >= 1; got {self.block_size!r}.")
+
+    # --- the objects ---------------------------------------------------------------------------------------------
+
+    def _strategy(self) -> Any:
+        from privdyn.privacy.correlated import Independent
+
+        return Independent()
+
+    def _reference(self) -> DPSGDCanary:
+        """The NumPy row of the same setting (and ``noise_factor``): its score is the statistic of this row."""
+        raise NotImplementedError
+
+    def _optimizer(self, runs: int, noise_source: Any, *, noise_multiplier: float, account: bool = False) -> Any:
+        """A PrivateOptimizer over a block of ``runs`` runs (bound to its accountant if ``account``)."""
+        _require_torch_extra()
+        import torch
+
+        from privdyn.torch import PrivateOptimizer
+
+        module = _canary_columns(runs)
+        bound: dict[str, Any] = ({"n": self.n, "sampler": self.sampler, "neighboring": self.neighboring}
+                                 if account else {})
+        return PrivateOptimizer(torch.optim.SGD(module.parameters(), lr=self.learning_rate), module, clip=self.clip,
+                                noise_multiplier=noise_multiplier, batch_size=self.batch_size,
+                                strategy=self._strategy(), noise_source=noise_source, num_steps=self.num_steps,
+                                per_example="closed_form", **bound)
+
+    def _batches(self, generator: np.random.Generator, runs: int) -> Any:
+        from privdyn.torch import BatchSampler
+
+        return iter(BatchSampler(self.n, self.batch_size, sampler=self.sampler, num_steps=self.num_steps * runs,
+                                 generator=generator))
+
+    def _block(self, private: Any, batches: Any, runs: int, canary: bool) -> np.ndarray:
+        """Run ``private`` for ``num_steps`` steps on a block of ``runs`` runs; the iterates w_0 .. w_T, (T + 1, runs).
+
+        At step t run r takes the next batch of ``batches``; when it holds the canary (index 0), the block's batch
+        gets run r's canary slot: feature ``canary_gradient * clip * e_r`` on D (``canary``), 0 on D'.
+        """
+        import torch
+
+        weight = private.params[0]
+        iterates = np.empty((self.num_steps + 1, runs))
+        iterates[0] = weight.detach().numpy()[:, 0]
+        feature = self.canary_gradient * self.clip if canary else 0.0
+        for t in range(self.num_steps):
+            present = np.array([0 in next(batches) for _ in range(runs)])
+            rows = np.flatnonzero(present)
+            x = torch.zeros((rows.size, runs), dtype=torch.float64)
+            x[torch.arange(rows.size), torch.from_numpy(rows)] = feature
+            private.zero_grad()
+            private.step(x, x.new_zeros(rows.size))
+            iterates[t + 1] = weight.detach().numpy()[:, 0]
+        return iterates
+
+    def _releases(self, private: Any, iterates: np.ndarray) -> np.ndarray:
+        """y_t = (w_{t-1} - w_t) B / (lr clip), shape (runs, T), with B, lr and clip read from the optimizer."""
+        lr = float(private.optimizer.param_groups[0]["lr"])
+        return ((iterates[:-1] - iterates[1:]) * (private.batch_size / (lr * private.clip))).T
+
+    # --- the Mechanism interface ---------------------------------------------------------------------------------
+
+    def reported(self) -> PrivacyLoss:
+        """The optimizer's accountant after ``num_steps`` steps on the canary: ``privacy_spent(delta)``."""
+        from privdyn.rng import generator, step_normals
+
+        _require_torch_extra()
+        private = self._optimizer(1, step_normals(0, "audit/reported"), noise_multiplier=self.noise_multiplier,
+                                  account=True)
+        self._block(private, self._batches(generator(0, "audit/reported", purpose="sampling"), 1), 1, True)
+        loss: PrivacyLoss = private.privacy_spent(self.delta)
+        return loss
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        from privdyn.rng import generator, step_normals
+
+        _require_torch_extra()
+        reference = self._reference()
+        encoder = self._strategy().encoder_matrix(self.num_steps)
+        q = self.batch_size / self.n
+        kappa = self.noise_multiplier * self.noise_factor
+        outputs = []
+        for side in _SIDES:
+            key = f"{unit_key}/{side}"
+            released = []
+            for block, first in enumerate(range(0, runs, self.block_size)):
+                size = min(self.block_size, runs - first)
+                private = self._optimizer(size, step_normals(seed, key, run=block), noise_multiplier=kappa)
+                batches = self._batches(generator(seed, key, run_index=block, purpose="sampling"), size)
+                released.append(self._releases(private, self._block(private, batches, size, side == "D")))
+            outputs.append(reference._score(np.concatenate(released) @ encoder.T, encoder, q))
+        # the statistic is large on D (with the canary); the audit's scores are large on D'
+        return -outputs[0], -outputs[1]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TorchLambdaCGDFixedSize(TorchOptimizerCanary):
+    """PrivateOptimizer, lambda-CGD noise (lambda = 0.5), fixed-size batches, zero-out neighbours."""
+
+    name: ClassVar[str] = "torch-lambda-cgd-fixed-size"
+    description: ClassVar[str] = ("PrivateOptimizer (torch), lambda-CGD (lambda = 0.5), fixed-size batches, zero-out: "
+                                  "DPSGDAccountant (amplified bound or Theorem F.12)")
+    sampler: ClassVar[str] = "fixed_size"
+    neighboring: ClassVar[str] = "zero_out"
+
+    noise_correlation: float = 0.5
+
+    def _strategy(self) -> Any:
+        from privdyn.privacy.correlated import LambdaCGD
+
+        return LambdaCGD(self.noise_correlation)
+
+    def _reference(self) -> DPSGDCanary:
+        from privdyn.audit.mechanisms import DPSGDCorrelatedFixedSize
+
+        return DPSGDCorrelatedFixedSize(noise_correlation=self.noise_correlation,
+                                        noise_multiplier=self.noise_multiplier, n=self.n,
+                                        batch_size=self.batch_size, num_steps=self.num_steps, delta=self.delta,
+                                        noise_factor=self.noise_factor)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TorchLambdaCGDPoisson(TorchLambdaCGDFixedSize):
+    """PrivateOptimizer, lambda-CGD noise (lambda = 0.5), Poisson sampling, zero-out neighbours."""
+
+    name: ClassVar[str] = "torch-lambda-cgd-poisson"
+    description: ClassVar[str] = ("PrivateOptimizer (torch), lambda-CGD (lambda = 0.5), Poisson sampling, zero-out: "
+                                  "DPSGDAccountant (amplified bound)")
+    sampler: ClassVar[str] = "poisson"
+    neighboring: ClassVar[str] = "zero_out"
+
+    def _reference(self) -> DPSGDCanary:
+        from privdyn.audit.mechanisms import DPSGDCorrelatedPoisson
+
+        return DPSGDCorrelatedPoisson(noise_correlation=self.noise_correlation,
+                                      noise_multiplier=self.noise_multiplier, n=self.n, batch_size=self.batch_size,
+                                      num_steps=self.num_steps, delta=self.delta, noise_factor=self.noise_factor)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TorchDPSGDPoisson(TorchOptimizerCanary):
+    """PrivateOptimizer, independent noise, Poisson sampling, add-remove neighbours (the ``dpsgd-poisson`` setting:
+    kappa = 1, q = 0.1, T = 20). Under Poisson sampling with every other gradient 0, removing the canary and zeroing
+    it give the same release (the division is by the expected batch size B)."""
+
+    name: ClassVar[str] = "torch-dpsgd-poisson"
+    description: ClassVar[str] = ("PrivateOptimizer (torch), independent noise, Poisson sampling, add-remove: "
+                                  "DPSGDAccountant (dp-accounting PLD)")
+    sampler: ClassVar[str] = "poisson"
+    neighboring: ClassVar[str] = "add_remove"
+
+    noise_multiplier: float = 1.0
+    num_steps: int = 20
+
+    def _reference(self) -> DPSGDCanary:
+        from privdyn.audit.mechanisms import DPSGDPoisson
+
+        return DPSGDPoisson(noise_multiplier=self.noise_multiplier, n=self.n, batch_size=self.batch_size,
+                            num_steps=self.num_steps, delta=self.delta, noise_factor=self.noise_factor)
