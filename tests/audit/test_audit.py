@@ -8,6 +8,7 @@ import pytest
 
 from privdyn.algorithms.dpgd import dpgd
 from privdyn.audit import audit, audit_mechanism, mechanism
+from privdyn.audit.base import missing_extra
 from privdyn.audit.core import DEFAULT_CONFIDENCE, DEFAULT_RUNS
 from privdyn.audit.gaussian import gaussian_shift
 from privdyn.audit.mechanisms import MECHANISMS, _dpgd_one_dimensional
@@ -15,9 +16,9 @@ from privdyn.cli import main
 from privdyn.privacy.iteration import noise_calibration, rho_to_zcdp
 from privdyn.privacy.langevin import quadratic_exact_rdp
 
-FAST = [name for name, cls in MECHANISMS.items() if not cls.slow_accountant]
+FAST = [name for name, cls in MECHANISMS.items() if not cls.slow_accountant and missing_extra(cls) is None]
 """The mechanisms whose accountant takes at most seconds: the CI contract."""
-SLOW = [name for name, cls in MECHANISMS.items() if cls.slow_accountant]
+SLOW = [name for name, cls in MECHANISMS.items() if cls.slow_accountant and missing_extra(cls) is None]
 """The amplified-bound rows (about a minute per accountant call on a loaded machine): behind ``-m slow``."""
 
 
@@ -163,3 +164,24 @@ def test_audit_runs_through_the_runner_cache_and_assembles_checks(tmp_path):
                           quick=False, elapsed_s=0.0)
     assert [c["passed"] for c in result["checks"]] == [True, True]
     assert [r[0] for r in result["tables"][0]["rows"]] == ["dpgd", "dpsgd-poisson"]
+
+
+def test_rows_that_need_a_missing_extra_are_skipped_by_default_and_refused_by_name(monkeypatch, capsys):
+    from privdyn.audit.table import AuditConfig, available_mechanisms, unavailable_mechanisms
+
+    torch_rows = [name for name, cls in MECHANISMS.items() if cls.requires == "torch"]
+    assert torch_rows, "the torch optimizer's rows declare the torch extra"
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "torch" else real_find_spec(name, *args))
+    assert not set(torch_rows) & set(available_mechanisms())
+    assert set(unavailable_mechanisms()) == set(torch_rows)
+    assert all('privdyn[torch]' in reason for reason in unavailable_mechanisms().values())
+    assert set(AuditConfig().mechanisms) == set(available_mechanisms())
+    with pytest.raises(ValueError, match=r"privdyn\[torch\]"):
+        AuditConfig(mechanisms=(torch_rows[0],))
+    assert main(["audit", torch_rows[0]]) == 2
+    err = capsys.readouterr().err
+    assert "privdyn[torch]" in err and len(err.strip().splitlines()) == 1

@@ -8,6 +8,7 @@ lower bound under-reports: a violation. Modules: :mod:`~privdyn.audit.statistics
 :mod:`~privdyn.audit.gaussian` (the exact Gaussian curve), :mod:`~privdyn.audit.base` (what a mechanism provides),
 :mod:`~privdyn.audit.mechanisms` (the canary pairs), :mod:`~privdyn.audit.noisy_sgd` (the hsgd surrogate's row),
 :mod:`~privdyn.audit.estimators` (the scikit-learn estimators' and the planner's rows),
+:mod:`~privdyn.audit.torch_optimizer` (PyTorch's ``PrivateOptimizer`` run on the DP-SGD canary; needs the torch extra),
 :mod:`~privdyn.audit.core` (one row of the table), :mod:`~privdyn.audit.table` (the table, through the runner).
 """
 

@@ -23,10 +23,13 @@ class AuditUsageError(TyperException):
 
 
 def _validate(name: str | None, runs: int, seed: int, confidence: float) -> None:
+    from privdyn.audit.base import missing_extra
     from privdyn.audit.mechanisms import MECHANISMS
 
     if name is not None and name not in MECHANISMS:
         raise AuditUsageError(f"unknown mechanism {name!r}; valid names: {', '.join(MECHANISMS)}.")
+    if name is not None and (missing := missing_extra(MECHANISMS[name])) is not None:
+        raise AuditUsageError(f"{missing}.")
     if not 100 <= runs <= 10**8:
         raise AuditUsageError(f"--runs must be an integer in [100, 10**8]; got {runs}.")
     if not 0 <= seed < 2**63:
@@ -58,6 +61,11 @@ def audit_command(
             rows = audit([name] if name else None, runs=runs, confidence=confidence, seed=seed, executor=pool)
     except ConfigError as exc:
         raise AuditUsageError(str(exc)) from None
+    if name is None:  # rows that need an extra not installed here
+        from privdyn.audit.table import unavailable_mechanisms
+
+        for reason in unavailable_mechanisms().values():
+            typer.echo(f"skipped: {reason}", err=True)
     if json_output:
         typer.echo(json.dumps([row.to_json() for row in rows], indent=2))
         return

@@ -16,7 +16,7 @@ import numpy as np
 
 from privdyn.privacy.labels import PrivacyLoss
 
-__all__ = ["GaussianLaw", "Mechanism"]
+__all__ = ["GaussianLaw", "Mechanism", "missing_extra"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,6 +36,9 @@ class Mechanism(abc.ABC):
     description: ClassVar[str]
     slow_accountant: ClassVar[bool] = False
     """Whether the accountant takes about a minute per call (the amplified bound): such rows run behind ``-m slow``."""
+    requires: ClassVar[str | None] = None
+    """The optional extra the mechanism runs in (``"torch"``), or None: without it the row is skipped by default and
+    refused when named (:func:`missing_extra`)."""
 
     delta: float = 1e-5
     noise_factor: float = 1.0
@@ -77,3 +80,13 @@ def _epsilon_of_zcdp(loss: PrivacyLoss, delta: float) -> PrivacyLoss:
     epsilon = float(zcdp_to_epsilon(float(loss.value), delta=delta))
     return dataclasses.replace(loss, value=epsilon, quantity="epsilon",
                                source=f"{loss.source}; converted to (epsilon, delta) by zcdp_to_epsilon")
+
+
+def missing_extra(mechanism: type[Mechanism]) -> str | None:
+    """None when ``mechanism`` can run here; else why not, naming the extra to install (its ``requires``)."""
+    import importlib.util
+
+    if mechanism.requires is None or importlib.util.find_spec(mechanism.requires) is not None:
+        return None
+    return (f"{mechanism.name} runs in {mechanism.requires}, which is not installed: "
+            f"pip install \"privdyn[{mechanism.requires}]\"")

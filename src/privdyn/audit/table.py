@@ -14,20 +14,31 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from privdyn.audit.base import missing_extra
 from privdyn.audit.core import DEFAULT_CONFIDENCE, DEFAULT_RUNS, AuditRow, audit_mechanism
 from privdyn.audit.mechanisms import MECHANISMS, mechanism
 from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.results import Check, CheckKind, Table
 
-__all__ = ["AuditConfig", "AuditExperiment", "audit"]
+__all__ = ["AuditConfig", "AuditExperiment", "audit", "available_mechanisms", "unavailable_mechanisms"]
+
+
+def available_mechanisms() -> tuple[str, ...]:
+    """The mechanisms that can run here (every optional extra they need is installed), in table order."""
+    return tuple(name for name, cls in MECHANISMS.items() if missing_extra(cls) is None)
+
+
+def unavailable_mechanisms() -> dict[str, str]:
+    """The mechanisms that cannot run here, each with the reason (the extra to install)."""
+    return {name: reason for name, cls in MECHANISMS.items() if (reason := missing_extra(cls)) is not None}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class AuditConfig(ExperimentConfig):
     """What to audit: the mechanisms, the runs per dataset and the confidence of the empirical bounds."""
 
-    mechanisms: tuple[str, ...] = tuple(MECHANISMS)
+    mechanisms: tuple[str, ...] = dataclasses.field(default_factory=lambda: available_mechanisms())
     runs: int = DEFAULT_RUNS
     confidence: float = DEFAULT_CONFIDENCE
 
@@ -37,6 +48,9 @@ class AuditConfig(ExperimentConfig):
         for name in self.mechanisms:
             if name not in MECHANISMS:
                 raise ValueError(f"unknown mechanism {name!r}; valid names: {', '.join(MECHANISMS)}.")
+            missing = missing_extra(MECHANISMS[name])
+            if missing is not None:
+                raise ValueError(f"mechanisms: {missing}.")
         if len(set(self.mechanisms)) != len(self.mechanisms):
             raise ValueError(f"mechanisms must not repeat a name; got {list(self.mechanisms)}.")
         if not 100 <= self.runs <= 10**8:
@@ -91,10 +105,11 @@ class AuditExperiment(Experiment[AuditConfig]):
 def audit(names: Sequence[str] | None = None, *, runs: int = DEFAULT_RUNS, confidence: float = DEFAULT_CONFIDENCE,
           seed: int = 0, executor: concurrent.futures.Executor | None = None,
           cache_dir: Path | None = None) -> list[AuditRow]:
-    """Audit the named mechanisms (all by default); one :class:`AuditRow` each, in the order asked.
+    """Audit the named mechanisms (by default all that can run here); one :class:`AuditRow` each, in the order asked.
 
     Args:
-        names: keys of :data:`privdyn.audit.mechanisms.MECHANISMS`; None for all.
+        names: keys of :data:`privdyn.audit.mechanisms.MECHANISMS`; None for all those whose optional extra is
+            installed (:func:`unavailable_mechanisms` lists the others and why).
         runs: audit runs per dataset, in [100, 10**8].
         confidence: of the empirical lower bounds, in (0, 1).
         seed: the run seed (>= 0): the same seed gives the same table.
@@ -102,14 +117,15 @@ def audit(names: Sequence[str] | None = None, *, runs: int = DEFAULT_RUNS, confi
         cache_dir: if given, each mechanism's row is cached there (keyed like an experiment's units).
 
     Raises:
-        ValueError: an unknown mechanism, or runs or confidence out of range (``ConfigError``).
+        ValueError: an unknown mechanism, one whose extra is not installed, or runs or confidence out of range
+            (``ConfigError``).
     """
     from privdyn.experiments.cache import UnitCache
     from privdyn.experiments.runner import compute_units
 
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0; got seed={seed!r}.")
-    config = AuditConfig(mechanisms=tuple(names) if names is not None else tuple(MECHANISMS), runs=runs,
+    config = AuditConfig(mechanisms=tuple(names) if names is not None else available_mechanisms(), runs=runs,
                          confidence=confidence)
     experiment = AuditExperiment()
     cache = UnitCache(cache_dir, experiment=experiment.name, seed=seed, quick=False) if cache_dir else None

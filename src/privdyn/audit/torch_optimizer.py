@@ -100,6 +100,7 @@ class TorchOptimizerCanary(Mechanism):
 
     sampler: ClassVar[str]
     neighboring: ClassVar[str]
+    requires: ClassVar[str | None] = "torch"
 
     noise_multiplier: float = 3.0
     n: int = 100
