@@ -110,3 +110,41 @@ def test_privacy_engine_trains_one_epoch_with_privdyn_sampler_and_accountant():
         losses.append(float(loss))
     assert optimizer.steps == 10 == engine.accountant.steps
     assert np.isfinite(losses).all()
+
+
+def test_privacy_engine_with_poisson_sampling_trains_through_empty_batches():
+    """Poisson batches can be empty: the engine's loader yields them (size 0) and a step adds only noise."""
+    from privdyn.torch import PrivacyEngine
+
+    x, y = _data(40)
+    model = _mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=1)
+    engine = PrivacyEngine(strategy=cn.Independent(), sampler="poisson", neighboring="add_remove",
+                           noise_source=cn.step_normals(0, "empty"), sampling_generator=np.random.default_rng(0))
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=1.0, max_grad_norm=1.0, num_steps=40)
+    sizes = []
+    for xb, yb in loader:  # rate 1/40: about a third of the batches are empty
+        sizes.append(xb.shape[0])
+        assert xb.shape[1:] == x.shape[1:] and xb.dtype == x.dtype and yb.dtype == y.dtype
+        before = [p.detach().clone() for p in model.parameters()]
+        optimizer.zero_grad()
+        F.cross_entropy(model(xb), yb, reduction="sum").backward()
+        optimizer.step()
+        after = list(model.parameters())
+        assert all(torch.isfinite(p).all() and not torch.equal(p, b) for p, b in zip(after, before, strict=True))
+    assert 0 in sizes and max(sizes) >= 1
+
+
+def test_allow_empty_batches_collates_the_data_and_refuses_an_empty_dataset():
+    from privdyn.torch import allow_empty_batches
+
+    dataset = torch.utils.data.TensorDataset(torch.ones(3, 2, 5), torch.arange(3))
+    collate = allow_empty_batches(dataset)
+    xb, yb = collate([])
+    assert xb.shape == (0, 2, 5) and yb.shape == (0,) and yb.dtype == torch.int64
+    xb, yb = collate([dataset[0], dataset[2]])
+    assert xb.shape == (2, 2, 5) and yb.tolist() == [0, 2]
+    with pytest.raises(ValueError, match="dataset is empty"):
+        allow_empty_batches(torch.utils.data.TensorDataset(torch.ones(0, 2)))([])

@@ -8,7 +8,8 @@ An optional extra (``pip install "privdyn[torch]"``); ``import privdyn`` never i
   draws the key from OS entropy.
 * :class:`PrivateOptimizer`: per-example gradients, per-example clipping and correlated noise around any torch
   optimizer; :class:`PrivacyEngine` and :class:`DPOptimizer` for Opacus scripts.
-* :class:`BatchSampler` and :class:`DPSGDAccountant`: the participation the accountant assumes, and the accountant.
+* :class:`BatchSampler` and :class:`DPSGDAccountant`: the participation the accountant assumes, and the accountant;
+  :func:`allow_empty_batches` lets a data loader yield Poisson sampling's empty batches.
 * :class:`KAN`: the kan paper's two-layer KAN with closed-form rank-one per-example gradients.
 """
 
@@ -36,7 +37,7 @@ from privdyn.torch.kan import KAN  # noqa: E402
 from privdyn.torch.noise import SecretStepNormals, TorchNoiseStream, noise_stream, secure_source  # noqa: E402
 from privdyn.torch.opacus_interop import DPOptimizer, PrivacyEngine  # noqa: E402
 from privdyn.torch.optimizer import PrivateOptimizer  # noqa: E402
-from privdyn.torch.sampler import BatchSampler  # noqa: E402
+from privdyn.torch.sampler import BatchSampler, allow_empty_batches  # noqa: E402
 
 __all__ = [
     "BatchSampler",
@@ -47,6 +48,7 @@ __all__ = [
     "PrivateOptimizer",
     "SecretStepNormals",
     "TorchNoiseStream",
+    "allow_empty_batches",
     "noise_stream",
     "secure_source",
 ]

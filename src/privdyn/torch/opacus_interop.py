@@ -25,7 +25,7 @@ from privdyn.privacy.labels import PrivacyLoss
 from privdyn.torch.accountant import DPSGDAccountant, calibrate_noise_multiplier
 from privdyn.torch.noise import TorchNoiseStream, noise_stream, secure_source
 from privdyn.torch.optimizer import flat_parameters, validate_private_args
-from privdyn.torch.sampler import BatchSampler
+from privdyn.torch.sampler import BatchSampler, allow_empty_batches
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -180,7 +180,9 @@ class PrivacyEngine:
         batches = BatchSampler(n, batch_size, sampler=self.sampler, num_steps=steps_per_epoch,
                                generator=self.sampling_generator)
         loader = torch.utils.data.DataLoader(data_loader.dataset, batch_sampler=batches,
-                                             collate_fn=data_loader.collate_fn, num_workers=data_loader.num_workers,
+                                             collate_fn=allow_empty_batches(data_loader.dataset,  # type: ignore[arg-type]
+                                                                            data_loader.collate_fn),
+                                             num_workers=data_loader.num_workers,
                                              pin_memory=data_loader.pin_memory)
         return wrapped, private, loader
 

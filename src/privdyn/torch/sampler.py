@@ -9,7 +9,8 @@ indices, independently at every step; or Poisson sampling with rate ``batch_size
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -17,7 +18,7 @@ import torch
 from privdyn import _check
 from privdyn.algorithms.dpsgd import SAMPLERS, sample_batches
 
-__all__ = ["BatchSampler"]
+__all__ = ["BatchSampler", "allow_empty_batches"]
 
 
 class BatchSampler(torch.utils.data.Sampler[list[int]]):
@@ -31,7 +32,8 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
         generator: the :class:`numpy.random.Generator` of the batches. Batches from a known seed are not private:
             in deployment use ``numpy.random.default_rng()`` (OS entropy).
 
-    Poisson batches can be empty; their size varies.
+    Poisson batches can be empty; their size varies. torch's default collate cannot make a batch of nothing: give
+    the data loader ``collate_fn=allow_empty_batches(dataset)`` (:class:`~privdyn.torch.PrivacyEngine` does).
     """
 
     def __init__(self, n: int, batch_size: int, *, sampler: str, num_steps: int,
@@ -59,3 +61,36 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
     def __repr__(self) -> str:
         return (f"BatchSampler(n={self.n}, batch_size={self.batch_size}, sampler={self.sampler!r}, "
                 f"num_steps={self.num_steps})")
+
+
+def allow_empty_batches(dataset: Sequence[Any],
+                        collate_fn: Callable[[list[Any]], Any] | None = None) -> Callable[[list[Any]], Any]:
+    """A collate function that also makes empty batches (a Poisson batch with no example), for ``DataLoader``.
+
+    A non-empty batch is collated by ``collate_fn`` (default: torch's ``default_collate``). An empty one is the
+    collation of ``dataset[0]`` with every tensor cut to length 0 along the batch axis, so shapes after the first
+    axis and dtypes are the data's: the model's forward pass and the per-example gradients see a batch of size 0, and
+    the private step adds only its noise, as the accountant assumes.
+
+    Raises:
+        ValueError: at collation of an empty batch when ``dataset`` is empty.
+    """
+    collate = torch.utils.data.default_collate if collate_fn is None else collate_fn
+
+    def empty_tensors(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return value[:0]
+        if isinstance(value, tuple | list):
+            return type(value)(empty_tensors(v) for v in value)
+        if isinstance(value, dict):
+            return {key: empty_tensors(v) for key, v in value.items()}
+        return value
+
+    def collate_batch(batch: list[Any]) -> Any:
+        if batch:
+            return collate(batch)
+        if len(dataset) == 0:
+            raise ValueError("dataset is empty: an empty batch has no example to take its shapes from.")
+        return empty_tensors(collate([dataset[0]]))
+
+    return collate_batch
