@@ -49,6 +49,9 @@ _COARSE_PLD_INTERVAL = 1e-3
 """The finer interval of the search's PLD evaluations (about 8x cheaper than the default at 10^4 steps); the
 Richardson pair is (1e-3, 2e-3), where the excess is still quadratic in the interval to a few per cent."""
 
+_SEARCH_STOP = 0.125
+"""The coarse search stops once its secant step is below this fraction of ``rtol``."""
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # RDP of fixed-size sampling without replacement, on a window of orders
@@ -318,7 +321,7 @@ def _connect_dots_pmf(sigma: float, q: float, interval: float, remove: bool) -> 
     return i_lo, masses, float(delta[-1])
 
 
-_CHERNOFF_ORDERS = np.geomspace(1e-3, 1e3, 30)
+_CHERNOFF_ORDERS = np.geomspace(1e-2, 1e3, 11)
 
 
 def _composed_epsilon(i_lo: int, masses: np.ndarray, infinity_mass: float, interval: float, num_steps: int,
@@ -423,10 +426,12 @@ def calibrate_pld(*, sampling_prob: float, num_steps: int, epsilon: float, delta
         z, _ = _poisson_start(sampling_prob=sampling_prob, num_steps=num_steps, epsilon=epsilon, delta=delta)
     points: list[tuple[float, float]] = []
     coefficient = math.nan
-    slope = -1.0
+    slope, step = -1.0, math.inf
     for _ in range(30):
         value = estimate(z, _COARSE_PLD_INTERVAL)
-        if fast or math.isnan(coefficient):  # the excess coefficient varies slowly with z
+        # The excess coefficient varies slowly with z: estimate it at the first point and, when evaluations are
+        # cheap, again once the search is within a few per cent of the root.
+        if math.isnan(coefficient) or (fast and abs(step) < 0.03):
             coefficient = max(estimate(z, 2.0 * _COARSE_PLD_INTERVAL) - value, 0.0) / (3.0 * _COARSE_PLD_INTERVAL**2)
         value -= coefficient * _COARSE_PLD_INTERVAL**2
         if not (math.isfinite(value) and value > 0.0):
@@ -435,16 +440,21 @@ def calibrate_pld(*, sampling_prob: float, num_steps: int, epsilon: float, delta
         slope = secant_slope(points)
         step = (math.log(epsilon) - points[-1][1]) / slope
         z = math.exp(points[-1][0] + step)
-        if abs(step) < rtol / 8.0:
+        if abs(step) < _SEARCH_STOP * rtol:
             break
     slope = abs(slope)
     coefficient = 0.0 if math.isnan(coefficient) else coefficient
+    # The certifying interval: the coarsest whose predicted excess moves the root by at most half the tolerance.
     interval = DEFAULT_PLD_INTERVAL
     if coefficient > 0.0:
-        allowed_excess = 0.25 * rtol * slope * epsilon
+        allowed_excess = 0.5 * rtol * slope * epsilon
         interval = min(_COARSE_PLD_INTERVAL, max(DEFAULT_PLD_INTERVAL, math.sqrt(allowed_excess / coefficient)))
-    # The root at the certifying interval, predicted from the excess model.
-    z *= (1.0 + coefficient * interval**2 / (slope * epsilon)) ** (1.0 / slope)
+    # The root at the certifying interval, predicted from the excess model; ``shift`` is its predicted log-distance
+    # above the root at dp-accounting's default interval (zero when certifying at that interval).
+    shift = 0.0
+    if interval > DEFAULT_PLD_INTERVAL:
+        shift = math.log1p(coefficient * interval**2 / (slope * epsilon)) / slope
+    z *= math.exp(shift)
     if fast:  # the estimate's root at the certifying interval, to a small fraction of the tolerance
         located: list[tuple[float, float]] = []
         for _ in range(10):
@@ -455,10 +465,13 @@ def calibrate_pld(*, sampling_prob: float, num_steps: int, epsilon: float, delta
             local = abs(secant_slope(located)) if len(located) > 1 else slope
             gap = math.log(value / epsilon) / local
             z *= math.exp(gap)
-            if abs(gap) < rtol / 16.0:
+            if abs(gap) < 0.5 * rtol:  # the step's error is a small fraction of it (the slope's relative error)
                 break
-    # Aim a quarter of the tolerance above the predicted root.
-    z *= 1.0 + rtol / 4.0
+    # Accept a certified point at most ``window`` above the root at the certifying interval (with a fifth of the
+    # remaining tolerance kept for the models); aim an eighth of the tolerance above that root.
+    window = 0.8 * (math.log1p(rtol) - shift)
+    aim = 0.125 * math.log1p(rtol)
+    z *= math.exp(aim)
     safe: tuple[float, float] | None = None
     certified: list[tuple[float, float]] = []
     for _ in range(30):
@@ -468,10 +481,9 @@ def calibrate_pld(*, sampling_prob: float, num_steps: int, epsilon: float, delta
             safe = (z, value) if safe is None or z < safe[0] else safe
         local = abs(secant_slope(certified)) if len(certified) > 1 else slope
         gap = math.log(value / epsilon) / local  # predicted log-distance to the root (> 0: z is too small)
-        if safe is not None and -0.5 * math.log1p(rtol) <= gap <= 0.0:
+        if safe is not None and -window <= gap <= 0.0:
             return safe[0], safe[1], interval
-        # Aim a quarter of the tolerance above the predicted root.
-        z *= math.exp(gap + 0.25 * math.log1p(rtol))
+        z *= math.exp(gap + aim)
     if safe is not None:
         return safe[0], safe[1], interval
     raise ValueError(f"the PLD calibration did not converge for epsilon={epsilon!r} (sampling_prob="
