@@ -52,6 +52,9 @@ Richardson pair is (1e-3, 2e-3), where the excess is still quadratic in the inte
 _SEARCH_STOP = 0.125
 """The coarse search stops once its secant step is below this fraction of ``rtol``."""
 
+_MAX_LOG_STEP = math.log(4.0)
+"""The largest step (in log z) of the coarse search."""
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # RDP of fixed-size sampling without replacement, on a window of orders
@@ -355,7 +358,7 @@ def _composed_epsilon(i_lo: int, masses: np.ndarray, infinity_mass: float, inter
     composed_losses = (last - np.arange(size)) * interval
     mass_upper = -math.expm1(num_steps * math.log1p(-infinity_mass)) + np.cumsum(composed)
     mass_lower = np.cumsum(composed * np.exp(-composed_losses))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         solution = np.log((mass_upper - delta) / mass_lower)
     # The solution on the segment between the k-th and (k+1)-th largest losses is valid once it is at least the
     # (k+1)-th largest loss.
@@ -424,22 +427,29 @@ def calibrate_pld(*, sampling_prob: float, num_steps: int, epsilon: float, delta
         z = zcdp_guess(sampling_prob=sampling_prob, num_steps=num_steps, epsilon=epsilon, delta=delta)
     else:
         z, _ = _poisson_start(sampling_prob=sampling_prob, num_steps=num_steps, epsilon=epsilon, delta=delta)
-    points: list[tuple[float, float]] = []
+    raw: list[tuple[float, float]] = []  # (log z, epsilon at the coarse interval)
     coefficient = math.nan
     slope, step = -1.0, math.inf
     for _ in range(30):
         value = estimate(z, _COARSE_PLD_INTERVAL)
-        # The excess coefficient varies slowly with z: estimate it at the first point and, when evaluations are
-        # cheap, again once the search is within a few per cent of the root.
-        if math.isnan(coefficient) or (fast and abs(step) < 0.03):
-            coefficient = max(estimate(z, 2.0 * _COARSE_PLD_INTERVAL) - value, 0.0) / (3.0 * _COARSE_PLD_INTERVAL**2)
-        value -= coefficient * _COARSE_PLD_INTERVAL**2
         if not (math.isfinite(value) and value > 0.0):
             break
-        points.append((math.log(z), math.log(value)))
+        # The excess coefficient varies slowly with z: estimate it at the first point and, when evaluations are
+        # cheap, again at each point once the search is within a few per cent of the root.
+        if math.isnan(coefficient) or (fast and abs(step) < 0.03):
+            coefficient = max(estimate(z, 2.0 * _COARSE_PLD_INTERVAL) - value, 0.0) / (3.0 * _COARSE_PLD_INTERVAL**2)
+        raw.append((math.log(z), value))
+        # Every point's extrapolated epsilon under the current coefficient; the bracket of evaluated points.
+        points = [(x, math.log(max(v - coefficient * _COARSE_PLD_INTERVAL**2, 1e-300))) for x, v in raw]
+        above = max((x for x, y in points if y > math.log(epsilon)), default=-math.inf)
+        below = min((x for x, y in points if y <= math.log(epsilon)), default=math.inf)
         slope = secant_slope(points)
         step = (math.log(epsilon) - points[-1][1]) / slope
-        z = math.exp(points[-1][0] + step)
+        # Safeguards: a step of at most a factor 4, and inside the bracket once there is one.
+        x = points[-1][0] + min(max(step, -_MAX_LOG_STEP), _MAX_LOG_STEP)
+        if not above < x < below and math.isfinite(above) and math.isfinite(below):
+            x = 0.5 * (above + below)
+        z = math.exp(x)
         if abs(step) < _SEARCH_STOP * rtol:
             break
     slope = abs(slope)
