@@ -356,15 +356,26 @@ def _composed_epsilon(i_lo: int, masses: np.ndarray, infinity_mass: float, inter
     cyclic = sp_fft.irfft(sp_fft.rfft(masses, length) ** num_steps, length)
     composed = np.roll(cyclic, -((first - num_steps * i_lo) % length))[:size][::-1]  # descending losses
     composed_losses = (last - np.arange(size)) * interval
-    mass_upper = -math.expm1(num_steps * math.log1p(-infinity_mass)) + np.cumsum(composed)
+    composed_infinity = -math.expm1(num_steps * math.log1p(-infinity_mass)) if infinity_mass < 1.0 else 1.0
+    if composed_infinity > delta:
+        return math.inf
+    # Masses above each loss (inclusive) and their e^{-loss}-weighted sums, largest loss first.
+    mass_upper = composed_infinity + np.cumsum(composed)
     mass_lower = np.cumsum(composed * np.exp(-composed_losses))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         solution = np.log((mass_upper - delta) / mass_lower)
-    # The solution on the segment between the k-th and (k+1)-th largest losses is valid once it is at least the
-    # (k+1)-th largest loss.
-    valid = (mass_upper[:-1] > delta) & (mass_lower[:-1] > 0.0) & (solution[:-1] >= composed_losses[1:])
-    k = int(np.argmax(valid)) if valid.any() else size - 1
-    return max(0.0, float(solution[k])) if math.isfinite(solution[k]) else math.inf
+    # The solution on the segment below the k-th largest loss holds once it is at least the (k+1)-th largest
+    # loss; a loss so large that e^{-loss} is zero is itself the answer once the mass above reaches delta.
+    valid = np.flatnonzero((mass_upper[:-1] > delta) & (mass_lower[:-1] > 0.0)
+                           & (solution[:-1] >= composed_losses[1:]))
+    underflow = np.flatnonzero((mass_upper >= delta) & (mass_lower == 0.0))
+    if underflow.size and (not valid.size or underflow[0] < valid[0] + 1):
+        return max(0.0, float(composed_losses[underflow[0]]))
+    if valid.size:
+        return max(0.0, float(solution[valid[0]]))
+    if mass_upper[-1] <= mass_lower[-1] + delta:
+        return 0.0
+    return float(solution[-1])
 
 
 def pld_epsilon_estimate(noise_multiplier: float, *, sampling_prob: float, num_steps: int, delta: float,
