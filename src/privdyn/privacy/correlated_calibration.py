@@ -347,9 +347,10 @@ def noise_multiplier_dp_accounting(*, n: int, batch_size: int, num_steps: int, e
     * RDP (fixed-size, replace-one): the search runs on a window of Renyi orders around the optimum (each
       evaluation a valid bound), widened until the optimal order is interior, so the result is the full-grid
       calibration; the bracket ``kappa / (1 + rtol)`` exceeds the target over that window.
-    * PLD: a search on the Richardson-extrapolated epsilon at a coarse discretization, then secant steps at the
-      coarsest discretization whose excess moves kappa by at most ``rtol / 4`` (never finer than dp-accounting's
-      default ``1e-4``); the result's epsilon at that discretization (pessimistic, an upper bound) is <= the target.
+    * PLD: a search on a vectorized evaluation of the same pessimistic PLD (Richardson-extrapolated at a coarse
+      discretization, then at the coarsest discretization whose excess moves kappa by at most ``rtol / 2``, never
+      finer than dp-accounting's default ``1e-4``), then dp-accounting's PLD at that discretization certifies the
+      result: its epsilon there (pessimistic, an upper bound) is <= the target, usually at the first evaluation.
       See :mod:`privdyn.privacy._calibration_search`.
 
     Returns:
