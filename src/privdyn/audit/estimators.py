@@ -44,10 +44,12 @@ from privdyn.audit.base import GaussianLaw, Mechanism, _generators
 from privdyn.privacy.labels import PrivacyLoss
 
 if TYPE_CHECKING:
+    from privdyn.audit.mechanisms import DPSGDCanary
     from privdyn.plan._dpgd import DPGDPlan
+    from privdyn.plan._dpsgd import DPSGDPlan
     from privdyn.sklearn import AdaSSPRegression, DPLinearRegression
 
-__all__ = ["AdaSSPCanary", "DPLinearRegressionCanary", "PlanDPGDCanary"]
+__all__ = ["AdaSSPCanary", "DPLinearRegressionCanary", "PlanDPGDCanary", "PlanDPSGDCanary"]
 
 
 def _loss(value: float, guarantee: str, neighboring: str, source: str) -> PrivacyLoss:
@@ -380,5 +382,86 @@ class AdaSSPCanary(Mechanism):
         return GaussianLaw(mean=0.0, neighbour_mean=float(np.linalg.norm(shift)), std=self.noise_factor)
 
 
-ESTIMATOR_MECHANISMS: tuple[type[Mechanism], ...] = (DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary)
+# ---------------------------------------------------------------------------------------------------------------
+# the planner's other plans: their hyper-parameters on the existing canary reductions
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _statement_loss(statement: Any, delta: float, family: str) -> PrivacyLoss:
+    """The plan's own (epsilon, delta) statement as a PrivacyLoss (refuses a plan stated at another delta)."""
+    if statement.delta != delta:
+        raise AssertionError(f"the plan reports delta={statement.delta!r}, not the audited {delta!r}")
+    if statement.epsilon is None:
+        raise AssertionError("the plan states no epsilon; the audited plan is made with an (epsilon, delta) budget")
+    return _loss(statement.epsilon, statement.guarantee, statement.neighboring,
+                 f"privdyn.plan.{family}(...).privacy: {statement.accountant}")
+
+
+@functools.lru_cache(maxsize=8)
+def _dpsgd_plan(setting: PlanDPSGDCanary) -> Any:
+    from privdyn.plan import dpsgd
+
+    return dpsgd(n=setting.n, batch_size=setting.batch_size, num_steps=setting.num_steps, epsilon=setting.epsilon,
+                 delta=setting.delta, sampler=setting.sampler, neighboring=setting.neighboring,
+                 strategies=[setting.strategy])
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PlanDPSGDCanary(Mechanism):
+    """The plan of :func:`privdyn.plan.dpsgd` run on the DP-SGD canary reduction of
+    :mod:`privdyn.audit.mechanisms` (:class:`~privdyn.audit.mechanisms.DPSGDCanary`: every record but the canary
+    has gradient 0, the canary's clipped gradient is +clip), with the plan's noise multiplier, sizes, sampler,
+    neighbouring relation and strategy; reported: the plan's statement.
+
+    The reduction is the registered DP-SGD row with the plan's sampler and relation (its threshold test and
+    likelihood-ratio score), its fields replaced by the plan's numbers (:meth:`reduction`).
+    """
+
+    name: ClassVar[str] = "plan-dpsgd"
+    description: ClassVar[str] = ("privdyn.plan.dpsgd's plan (DP-SGD, independent noise, Poisson, add-remove) on the "
+                                  "DP-SGD canary: the plan's privacy statement")
+
+    n: int = 100
+    batch_size: int = 10
+    num_steps: int = 20
+    epsilon: float = 1.0
+    sampler: str = "poisson"
+    neighboring: str = "add_remove"
+    strategy: str = "independent"
+
+    def plan(self) -> DPSGDPlan:
+        """The planner's :class:`~privdyn.plan._dpsgd.DPSGDPlan` (computed once per setting, whatever noise_factor)."""
+        return _dpsgd_plan(dataclasses.replace(self, noise_factor=1.0))
+
+    def reported(self) -> PrivacyLoss:
+        return _statement_loss(self.plan().privacy, self.delta, "dpsgd")
+
+    def reduction(self) -> DPSGDCanary:
+        """The registered DP-SGD canary row of the plan's sampler and relation with the plan's numbers: noise
+        multiplier, n, batch size, steps and lambda (read from the plan), and this row's delta and noise_factor."""
+        from privdyn.audit.mechanisms import MECHANISMS, DPSGDCanary  # noqa: F811 (run time; circular at import)
+        from privdyn.privacy.correlated import Independent, LambdaCGD
+
+        plan = self.plan()
+        hyper = plan.hyperparameters
+        if not isinstance(plan.strategy, LambdaCGD | Independent):
+            raise ValueError(f"{self.name}: the canary reduction runs lambda-CGD or independent noise; the plan "
+                             f"chose {hyper['strategy']!r}.")
+        for cls in MECHANISMS.values():
+            if (issubclass(cls, DPSGDCanary) and cls._strategy is DPSGDCanary._strategy
+                    and cls.sampler == hyper["sampler"] and cls.neighboring == hyper["neighboring"]):
+                sizes = plan.sizes
+                return cls(noise_multiplier=float(hyper["noise_multiplier"]),
+                           noise_correlation=float(hyper["noise_correlation"]), n=sizes.n,
+                           batch_size=sizes.batch_size, num_steps=sizes.num_steps, delta=self.delta,
+                           noise_factor=self.noise_factor)
+        raise ValueError(f"{self.name}: no DP-SGD canary row runs sampler={hyper['sampler']!r} with "
+                         f"neighboring={hyper['neighboring']!r}.")
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.reduction().scores(seed, unit_key, runs)
+
+
+ESTIMATOR_MECHANISMS: tuple[type[Mechanism], ...] = (DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary,
+                                                     PlanDPSGDCanary)
 """The rows of this module, in the order of the table."""
