@@ -229,3 +229,40 @@ def test_plan_dpsgd_reduction_runs_the_plans_numbers():
     # the registered row's accountant at the plan's numbers is the plan's statement (the same allow-listed one)
     assert reduction.reported().value == pytest.approx(plan.privacy.epsilon, rel=1e-12)
     assert mechanism("plan-dpsgd", noise_factor=0.5).reduction().noise_factor == 0.5
+
+
+def test_plan_langevin_has_no_violation_at_the_contract():
+    row = audit_mechanism(mechanism("plan-langevin"), runs=DEFAULT_RUNS, confidence=DEFAULT_CONFIDENCE, seed=0)
+    assert row.guarantee == "bound" and row.method == "exact_gaussian" and row.law_check, row
+    assert not row.violation and row.threshold_lower_bound <= row.epsilon, row
+
+
+def test_plan_langevin_planted_bug_is_flagged():
+    """Flagged by the exact law at 500 runs already (2.31 against 2.00); the law check confirms the halved noise."""
+    row = audit_mechanism(mechanism("plan-langevin", noise_factor=0.5), runs=500, seed=0)
+    assert row.violation and row.law_check, row
+
+
+def test_plan_langevin_reduction_runs_the_plans_numbers():
+    from privdyn.algorithms.noisy_gd import QuadraticLoss, noisy_gd
+    from privdyn.rng import generator
+
+    mech = mechanism("plan-langevin")
+    plan = mech.plan()
+    reduction = mech.reduction()
+    assert mech.reported().value == plan.privacy.epsilon and mech.reported().guarantee == plan.privacy.guarantee
+    hyper = plan.hyperparameters
+    assert (reduction.step_size, reduction.noise_scale, reduction.num_steps, reduction.sensitivity) == (
+        hyper["step_size"], hyper["noise_scale"], hyper["num_steps"], hyper["sensitivity"])
+    assert reduction.n == plan.constants.n
+    # the plan's noise_std is the per-step std the reduction's runs draw, sqrt(2 eta) sigma
+    assert math.sqrt(2 * reduction.step_size) * reduction.noise_scale == pytest.approx(hyper["noise_std"], rel=1e-12)
+    # the runs are noisy GD itself on the canary pair at the plan's numbers (same streams, same numbers)
+    _, neighbour = reduction._data()
+    scores = mech.scores(4, "k", 50)
+    direct = noisy_gd(QuadraticLoss(), neighbour, num_steps=hyper["num_steps"], step_size=hyper["step_size"],
+                      noise_scale=hyper["noise_scale"], rng=generator(4, "k/D'"), num_runs=50, strong_convexity=1.0)
+    np.testing.assert_array_equal(scores[1], direct[:, 0])
+    # the exact divergence of the propagated law is below the plan's zCDP (Corollary 1 is an upper bound)
+    law = mech.gaussian_law()
+    assert ((law.neighbour_mean - law.mean) / law.std) ** 2 / 2 <= plan.privacy.zcdp

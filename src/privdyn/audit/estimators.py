@@ -44,12 +44,13 @@ from privdyn.audit.base import GaussianLaw, Mechanism, _generators
 from privdyn.privacy.labels import PrivacyLoss
 
 if TYPE_CHECKING:
-    from privdyn.audit.mechanisms import DPSGDCanary
+    from privdyn.audit.mechanisms import DPSGDCanary, LangevinQuadratic
     from privdyn.plan._dpgd import DPGDPlan
     from privdyn.plan._dpsgd import DPSGDPlan
+    from privdyn.plan._langevin import LangevinPlan
     from privdyn.sklearn import AdaSSPRegression, DPLinearRegression
 
-__all__ = ["AdaSSPCanary", "DPLinearRegressionCanary", "PlanDPGDCanary", "PlanDPSGDCanary"]
+__all__ = ["AdaSSPCanary", "DPLinearRegressionCanary", "PlanDPGDCanary", "PlanDPSGDCanary", "PlanLangevinCanary"]
 
 
 def _loss(value: float, guarantee: str, neighboring: str, source: str) -> PrivacyLoss:
@@ -462,6 +463,60 @@ class PlanDPSGDCanary(Mechanism):
         return self.reduction().scores(seed, unit_key, runs)
 
 
+@functools.lru_cache(maxsize=8)
+def _langevin_plan(setting: PlanLangevinCanary) -> Any:
+    from privdyn.plan import langevin
+
+    return langevin(n=setting.n, d=1, strong_convexity=1.0, smoothness=1.0, lipschitz=setting.lipschitz,
+                    sensitivity=setting.sensitivity, epsilon=setting.epsilon, delta=setting.delta)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PlanLangevinCanary(Mechanism):
+    """The plan of :func:`privdyn.plan.langevin` for the loss of the ``langevin-quadratic`` row, 0.5 (theta - x)^2
+    in d = 1 (lambda = beta = 1, records in [0, sensitivity]), run as that row (noisy GD, Algorithm 1 of
+    arXiv 2102.05855, through :func:`privdyn.algorithms.noisy_gd.noisy_gd`; D all at 0, D' with the canary at
+    ``sensitivity``) with the plan's step size, noise scale and number of steps; reported: the plan's statement
+    (Corollary 1). The output law is exactly Gaussian (propagated by the row's :meth:`gaussian_law`)."""
+
+    name: ClassVar[str] = "plan-langevin"
+    description: ClassVar[str] = ("privdyn.plan.langevin's plan (noisy GD, quadratic loss, Gaussian output): the "
+                                  "plan's privacy statement")
+
+    n: int = 10
+    epsilon: float = 2.0
+    lipschitz: float = 5.0
+    sensitivity: float = 1.0
+
+    def plan(self) -> LangevinPlan:
+        """The planner's output (computed once per setting, whatever noise_factor)."""
+        return _langevin_plan(dataclasses.replace(self, noise_factor=1.0))
+
+    def reported(self) -> PrivacyLoss:
+        return _statement_loss(self.plan().privacy, self.delta, "langevin")
+
+    def reduction(self) -> LangevinQuadratic:
+        """The ``langevin-quadratic`` row with the plan's step size, noise scale, steps and sensitivity (read from
+        ``plan.hyperparameters``), this row's n, delta and noise_factor."""
+        from privdyn.audit.mechanisms import LangevinQuadratic  # noqa: F811 (run time; circular at import)
+
+        plan = self.plan()
+        constants = plan.constants
+        if constants.strong_convexity != 1.0 or constants.smoothness != 1.0 or constants.d != 1:
+            raise AssertionError("the plan must be for the unit quadratic in d = 1 (lambda = beta = 1)")
+        hyper = plan.hyperparameters
+        return LangevinQuadratic(n=constants.n, num_steps=int(hyper["num_steps"]), step_size=float(hyper["step_size"]),
+                                 noise_scale=float(hyper["noise_scale"]), sensitivity=float(hyper["sensitivity"]),
+                                 delta=self.delta, noise_factor=self.noise_factor)
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.reduction().scores(seed, unit_key, runs)
+
+    def gaussian_law(self) -> GaussianLaw:
+        """The law of theta_K on D and D' (propagated by :meth:`LangevinQuadratic.gaussian_law`), actual noise."""
+        return self.reduction().gaussian_law()
+
+
 ESTIMATOR_MECHANISMS: tuple[type[Mechanism], ...] = (DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary,
-                                                     PlanDPSGDCanary)
+                                                     PlanDPSGDCanary, PlanLangevinCanary)
 """The rows of this module, in the order of the table."""
