@@ -266,3 +266,97 @@ def test_plan_langevin_reduction_runs_the_plans_numbers():
     # the exact divergence of the propagated law is below the plan's zCDP (Corollary 1 is an upper bound)
     law = mech.gaussian_law()
     assert ((law.neighbour_mean - law.mean) / law.std) ** 2 / 2 <= plan.privacy.zcdp
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# DPLinearRegression with a planning share
+# ---------------------------------------------------------------------------------------------------------------
+
+SHARE = "sklearn-dplinearregression-planning-share"
+
+
+def test_planning_share_row_has_no_violation_at_the_contract():
+    row = audit_mechanism(mechanism(SHARE), runs=DEFAULT_RUNS, confidence=DEFAULT_CONFIDENCE, seed=0)
+    assert row.guarantee == "bound" and row.method == "exact_gaussian" and row.law_check, row
+    assert not row.violation and row.threshold_lower_bound <= row.epsilon, row
+
+
+def test_planning_share_planted_bug_is_flagged():
+    """Flagged by the exact law at 500 runs (3.54 against 2.00); the law check confirms the halved noise."""
+    row = audit_mechanism(mechanism(SHARE, noise_factor=0.5), runs=500, seed=0)
+    assert row.violation and row.law_check, row
+
+
+def test_planning_share_reported_total_bounds_the_audited_composition():
+    mech = mechanism(SHARE)
+    privacy = mech.fitted().privacy_
+    assert mech.reported().value == privacy["epsilon"] and privacy["guarantee"] == "bound"
+    shift, rho, _ = mech._shifts()
+    shares = {share["use"].split(":")[0]: share for share in privacy["shares"]}
+    planning = {entry["statistic"]: entry for entry in shares["planning"]["mechanisms"]}
+    # the pair moves S_xy by its recorded sensitivity and leaves S_xx and S_yy alone
+    base, neighbour = mech.planning_statistics()
+    assert abs(neighbour[1] - base[1]) == pytest.approx(planning["feature_label_moment"]["sensitivity"], rel=1e-12)
+    assert neighbour[0] == base[0] and neighbour[2] == base[2]
+    # training: Proposition 4.1 is tight on the pair (shift rho = the training share's); planning: S_xy's third
+    assert rho**2 / 2 == pytest.approx(shares["training"]["zcdp"], rel=1e-9)
+    assert float(shift @ shift) / 2 == pytest.approx(planning["feature_label_moment"]["zcdp"], rel=1e-9)
+    # the composition the pair attains is below the reported total (training + the three planning releases)
+    audited_zcdp = rho**2 / 2 + float(shift @ shift) / 2
+    assert audited_zcdp <= privacy["zcdp"]
+    assert privacy["zcdp"] == pytest.approx(shares["training"]["zcdp"] + shares["planning"]["zcdp"], rel=1e-12)
+
+
+class _Recording(np.random.Generator):
+    """A generator that records its standard normal draws (to replay a fit's planning noise)."""
+
+    def __init__(self, seed):
+        super().__init__(np.random.PCG64(seed))
+        self.normals = []
+
+    def standard_normal(self, *args, **kwargs):
+        value = super().standard_normal(*args, **kwargs)
+        self.normals.append(np.array(value, dtype=float, copy=True))
+        return value
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_planning_share_reduction_reproduces_the_fit(seed):
+    """The fit's planning draws with the recorded noise stds give its plan's feature scale, target norm and label
+    noise; its pass with the fitted schedule gives its coefficient (same draws, same numbers)."""
+    mech = mechanism(SHARE)
+    stds = mech.planning_noise_stds()
+    _, labels, neighbour_labels = mech.data()
+    for side, statistics in zip((labels, neighbour_labels), mech.planning_statistics(), strict=True):
+        rng = _Recording(seed)
+        fitted = DPLinearRegression(epsilon=mech.epsilon, delta=mech.delta, feature_norm=mech.feature_norm,
+                                    label_bound=mech.label_bound, fit_intercept=False, schedule=mech.schedule,
+                                    planning_share=mech.planning_share, random_state=rng).fit(mech.data()[0], side)
+        z_xx, z_xy, z_yy = (float(np.ravel(draw)[0]) for draw in rng.normals[:3])
+        sxx, sxy, syy = statistics + stds * np.array([z_xx, z_xy, z_yy])
+        n = mech.n
+        eigenvalue = max(sxx / n, 2.0 * stds[0] / n)  # d = 1: the noise floor 2 sqrt(d) s / n binds or not
+        inputs = fitted.plan_["inputs"]
+        assert inputs["feature_scale"] == pytest.approx(math.sqrt(1.0 / eigenvalue), rel=1e-12)
+        theta = (sxy / n) / eigenvalue
+        assert inputs["target_norm"] == pytest.approx(abs(theta), rel=1e-12)
+        noise = math.sqrt(max(syy / n - (sxy / n) * theta, 1e-3 * syy / n, 1e-12))
+        assert inputs["label_noise"] == pytest.approx(noise, rel=1e-12)
+        # training: the draws after planning are the pass's order, then Algorithm 1's noise
+        schedule = fitted.training_schedule()
+        features = mech.data()[0][:, 0] * schedule["feature_scale"]
+        reduction = DPGDReduction(features=features, labels=side / mech.label_bound,
+                                  neighbour_labels=side / mech.label_bound,
+                                  step_sizes=np.asarray(schedule["step_sizes"]),
+                                  noise_std=np.asarray(schedule["noise_std"]),
+                                  clip_threshold=float(schedule["clip_threshold"]))
+        replay = np.random.default_rng(seed)
+        replay.standard_normal((1, 1)), replay.standard_normal(1), replay.standard_normal()
+        order = replay.permutation(n)
+        pass_noise = replay.standard_normal((n, 1))
+        in_order = DPGDReduction(features=reduction.features[order], labels=reduction.labels[order],
+                                 neighbour_labels=reduction.labels[order], step_sizes=reduction.step_sizes,
+                                 noise_std=reduction.noise_std, clip_threshold=reduction.clip_threshold)
+        got = in_order.run(in_order.labels, pass_noise.T)[0]
+        assert got == pytest.approx(fitted.coef_[0] / (schedule["feature_scale"] * schedule["label_scale"]),
+                                    rel=1e-12, abs=1e-15)

@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     from privdyn.plan._langevin import LangevinPlan
     from privdyn.sklearn import AdaSSPRegression, DPLinearRegression
 
-__all__ = ["AdaSSPCanary", "DPLinearRegressionCanary", "PlanDPGDCanary", "PlanDPSGDCanary", "PlanLangevinCanary"]
+__all__ = ["AdaSSPCanary", "DPLinearRegressionCanary", "DPLinearRegressionPlanningShareCanary", "PlanDPGDCanary",
+           "PlanDPSGDCanary", "PlanLangevinCanary"]
 
 
 def _loss(value: float, guarantee: str, neighboring: str, source: str) -> PrivacyLoss:
@@ -517,6 +518,110 @@ class PlanLangevinCanary(Mechanism):
         return self.reduction().gaussian_law()
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# DPLinearRegression with a planning share: Gaussian releases of second moments, composed with training
+# ---------------------------------------------------------------------------------------------------------------
+
+_PLANNING_STATISTICS = ("second_moment_features", "feature_label_moment", "label_second_moment")
+"""The planning share's Gaussian releases, as named in ``privacy_["shares"]``, in the order of the score."""
+
+
+@functools.lru_cache(maxsize=8)
+def _fitted_with_share(setting: DPLinearRegressionPlanningShareCanary) -> Any:
+    from privdyn.sklearn import DPLinearRegression
+
+    features, labels, _ = setting.data()
+    estimator = DPLinearRegression(epsilon=setting.epsilon, delta=setting.delta, feature_norm=setting.feature_norm,
+                                   label_bound=setting.label_bound, fit_intercept=False, schedule=setting.schedule,
+                                   planning_share=setting.planning_share, random_state=setting.fit_seed)
+    return estimator.fit(features, labels)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DPLinearRegressionPlanningShareCanary(DPLinearRegressionCanary):
+    """:class:`privdyn.sklearn.DPLinearRegression` with ``planning_share``: the three Gaussian releases of the
+    planning share (S_xx, S_xy, S_yy of the preprocessed rows, :mod:`privdyn.plan._data`) and the trained theta_n,
+    on the ``sklearn-dplinearregression`` canary pair; reported: the fitted ``privacy_`` (training + planning).
+
+    The pair (canary at x = F, y = -+B, the rest 0, d = 1) moves S_xy by its sensitivity 2 b Y and leaves S_xx and
+    S_yy unchanged. Given the released statistics (hence the plan), theta_n is Gaussian with the same variance on
+    D and D' and a shift of rho / std equal to the training share's rho whatever the plan (Proposition 4.1 is tight
+    on this pair while the canary's gradient is clipped and its step not capped), so the privacy loss of the
+    release (statistics, theta_n) is that of one Gaussian shift of sqrt(||w||^2 + rho^2), w the whitened shift of
+    the statistics. The score is the Neyman-Pearson projection of both whitened parts on that shift: N(0, f^2) on
+    D, N(sqrt(||w||^2 + rho^2), f^2) on D' (f the noise_factor). The runs draw the statistics with the noise
+    standard deviations the fit records in ``privacy_["shares"]`` and theta_n with the fitted schedule (the plan
+    of one draw of the statistics; by the above, the shift is the same for every draw)."""
+
+    name: ClassVar[str] = "sklearn-dplinearregression-planning-share"
+    description: ClassVar[str] = ("sklearn DPLinearRegression, planning_share = 0.3 (three Gaussian planning "
+                                  "releases + DP-GD): the fitted estimator's privacy_")
+
+    planning_share: float = 0.3
+    schedule: str = "polynomial"
+
+    def fitted(self) -> DPLinearRegression:
+        """The fitted estimator with ``planning_share`` (fitted once per setting, whatever noise_factor)."""
+        return _fitted_with_share(dataclasses.replace(self, noise_factor=1.0))
+
+    def planning_noise_stds(self) -> np.ndarray:
+        """The planning releases' noise standard deviations (S_xx, S_xy, S_yy) as the fitted estimator records."""
+        shares = [share for share in self.fitted().privacy_["shares"] if "mechanisms" in share]
+        if len(shares) != 1:
+            raise ValueError("DPLinearRegression.privacy_['shares'] must hold one planning share with its mechanisms.")
+        stds = {entry["statistic"]: float(entry["noise_std"]) for entry in shares[0]["mechanisms"]}
+        missing = [name for name in _PLANNING_STATISTICS if name not in stds]
+        if missing:
+            raise ValueError(f"the planning share must list {_PLANNING_STATISTICS}; missing {missing}.")
+        return np.array([stds[name] for name in _PLANNING_STATISTICS])
+
+    def planning_statistics(self) -> tuple[np.ndarray, np.ndarray]:
+        """(S_xx, S_xy, S_yy) of the rows the planning share sees on D and on D': the estimator's preprocessing
+        (:class:`~privdyn.sklearn._base.Preprocessed`), rows times sqrt(d') / R and labels over B (d' = 1)."""
+        from privdyn.sklearn._base import Preprocessed
+
+        features, labels, neighbour_labels = self.data()
+        out = []
+        for side in (labels, neighbour_labels):
+            prep = Preprocessed(features, side, feature_norm=self.feature_norm, label_bound=self.label_bound,
+                                fit_intercept=False)
+            x = prep.features[:, 0] * math.sqrt(prep.features.shape[1]) / prep.radius
+            y = prep.labels / self.label_bound
+            out.append(np.array([x @ x, x @ y, y @ y]))
+        return out[0], out[1]
+
+    def _shifts(self) -> tuple[np.ndarray, float, GaussianLaw]:
+        """(whitened shift of the statistics, training shift rho, the training law at the nominal noise)."""
+        base, neighbour = self.planning_statistics()
+        law = self._checked_reduction().gaussian_law(1.0)
+        return (neighbour - base) / self.planning_noise_stds(), abs(law.neighbour_mean - law.mean) / law.std, law
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        """The statistics and theta_n drawn with the actual noise, whitened by the nominal noise and projected on
+        the unit vector of the joint shift (class docstring)."""
+        shift, rho, law = self._shifts()
+        total = math.sqrt(float(shift @ shift) + rho**2)
+        stds = self.planning_noise_stds()
+        sign = math.copysign(1.0, law.neighbour_mean - law.mean)
+        reduction = self._checked_reduction()
+        sides = zip(self.planning_statistics(), (reduction.labels, reduction.neighbour_labels),
+                    _generators(seed, unit_key), strict=True)
+        outputs = []
+        for statistics, labels, gen in sides:
+            released = statistics + self.noise_factor * stds * gen.standard_normal((runs, stds.size))
+            whitened = (released - self.planning_statistics()[0]) / stds
+            theta = reduction.run(labels, gen.standard_normal((runs, reduction.features.size)), self.noise_factor)
+            trained = sign * (theta - law.mean) / law.std
+            outputs.append((whitened @ shift + rho * trained) / total)
+        return outputs[0], outputs[1]
+
+    def gaussian_law(self) -> GaussianLaw:
+        """N(0, f^2) on D and N(sqrt(||w||^2 + rho^2), f^2) on D' (class docstring)."""
+        shift, rho, _ = self._shifts()
+        return GaussianLaw(mean=0.0, neighbour_mean=math.sqrt(float(shift @ shift) + rho**2), std=self.noise_factor)
+
+
 ESTIMATOR_MECHANISMS: tuple[type[Mechanism], ...] = (DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary,
-                                                     PlanDPSGDCanary, PlanLangevinCanary)
+                                                     PlanDPSGDCanary, PlanLangevinCanary,
+                                                     DPLinearRegressionPlanningShareCanary)
 """The rows of this module, in the order of the table."""

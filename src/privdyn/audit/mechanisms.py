@@ -44,6 +44,7 @@ from privdyn.audit.base import GaussianLaw, Mechanism, _epsilon_of_zcdp, _genera
 from privdyn.audit.estimators import (
     AdaSSPCanary,
     DPLinearRegressionCanary,
+    DPLinearRegressionPlanningShareCanary,
     PlanDPGDCanary,
     PlanDPSGDCanary,
     PlanLangevinCanary,
@@ -413,7 +414,8 @@ MECHANISMS: dict[str, type[Mechanism]] = {
     cls.name: cls for cls in (LangevinQuadratic, LangevinLogistic, DPGDCanary, NoisySGDLeastSquares, DPSGDPoisson,
                               DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson, DPSGDBLTPoisson,
                               DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary, PlanDPSGDCanary,
-                              PlanLangevinCanary, TorchLambdaCGDFixedSize, TorchLambdaCGDPoisson, TorchDPSGDPoisson)
+                              PlanLangevinCanary, DPLinearRegressionPlanningShareCanary, TorchLambdaCGDFixedSize,
+                              TorchLambdaCGDPoisson, TorchDPSGDPoisson)
 }
 """Every audited mechanism by name, in the order of the table."""
 
