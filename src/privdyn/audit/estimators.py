@@ -29,6 +29,14 @@ tests check that the reduction reproduces the object's own computation on the sa
 * ``plan-dpgd``: the plan :func:`privdyn.plan.dpgd` returns for a public model, run as Algorithm 1 on the same
   one-dimensional canary as the ``dpgd`` row (x = 1, y = -+5, the rest at x = 0) with the plan's clip, learning
   rate and rho; reported: the plan's own statement.
+* ``plan-dpsgd``: the plan of :func:`privdyn.plan.dpsgd` (independent noise, Poisson sampling, add-remove) run on the
+  registered DP-SGD canary row of its sampler and relation with the plan's noise multiplier and sizes (threshold
+  test).
+* ``plan-langevin``: the plan of :func:`privdyn.plan.langevin` for the unit quadratic in d = 1, run as the
+  ``langevin-quadratic`` row (noisy GD itself) with the plan's step size, noise scale and steps (exact Gaussian law).
+* ``sklearn-dplinearregression-planning-share``: :class:`privdyn.sklearn.DPLinearRegression` with
+  ``planning_share``: its three Gaussian planning releases and theta_n on the label canary, one Gaussian shift of
+  sqrt(||w||^2 + rho^2) (:class:`DPLinearRegressionPlanningShareCanary`).
 """
 
 from __future__ import annotations
