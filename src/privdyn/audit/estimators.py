@@ -44,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
@@ -55,11 +55,12 @@ if TYPE_CHECKING:
     from privdyn.audit.mechanisms import DPSGDCanary, LangevinQuadratic
     from privdyn.plan._dpgd import DPGDPlan
     from privdyn.plan._dpsgd import DPSGDPlan
+    from privdyn.plan._hsgd import HSGDPlan
     from privdyn.plan._langevin import LangevinPlan
     from privdyn.sklearn import AdaSSPRegression, DPLinearRegression
 
 __all__ = ["AdaSSPCanary", "DPLinearRegressionCanary", "DPLinearRegressionPlanningShareCanary", "PlanDPGDCanary",
-           "PlanDPSGDCanary", "PlanLangevinCanary"]
+           "PlanDPSGDCanary", "PlanHSGDCanary", "PlanLangevinCanary"]
 
 
 def _loss(value: float, guarantee: str, neighboring: str, source: str) -> PrivacyLoss:
@@ -629,7 +630,98 @@ class DPLinearRegressionPlanningShareCanary(DPLinearRegressionCanary):
         return GaussianLaw(mean=0.0, neighbour_mean=math.sqrt(float(shift @ shift) + rho**2), std=self.noise_factor)
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# the hsgd plan: noisy SGD, shuffled once, on the plan's own assumed sample and its top pair
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=8)
+def _hsgd_plan(setting: PlanHSGDCanary) -> Any:
+    from privdyn.plan import hsgd
+
+    return hsgd(n=setting.n, d=setting.dim, label_noise=setting.label_noise, ridge=setting.ridge,
+                renyi_order=setting.renyi_order, rdp_epsilon=setting.rdp_epsilon, num_pairs=setting.num_pairs,
+                seed=setting.plan_seed)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PlanHSGDCanary(Mechanism):
+    """The plan of :func:`privdyn.plan.hsgd` run as the mechanism it plans: one pass of noisy SGD on least squares
+    (Algorithm 1 of arXiv 2510.16687, no clipping, x_0 = 0), shuffled once, the last iterate released, through
+    :func:`privdyn.algorithms.noisy_sgd.simulate_noisy_sgd` with the plan's step size, noise std and ridge.
+
+    D is the plan's own assumed sample (its design sampled at its seed, the sample its pairs were selected from) and
+    D' replaces record i of the plan's first pair by record j. The order is a fresh uniform permutation per run, so
+    the output is a mixture of Gaussians: the audit is a threshold test on the score w^T x_n, w = b_j a_j - b_i a_i
+    (the gradient gap at x_0, the direction of the mean shift to first order in the step size). Reported: the plan's
+    surrogate Renyi epsilon at its one order, converted to (epsilon, delta) by
+    :func:`privdyn.privacy.conversions.rdp_to_epsilon`; label ``surrogate`` (never a violation: a finding).
+    """
+
+    name: ClassVar[str] = "plan-hsgd"
+    description: ClassVar[str] = ("privdyn.plan.hsgd's plan (noisy SGD shuffled once, its own sample and top pair): "
+                                  "the plan's surrogate RDP, converted")
+
+    n: int = 15
+    dim: int = 10
+    label_noise: float = 0.5
+    ridge: float = 0.1
+    renyi_order: float = 8.0
+    rdp_epsilon: float = 0.5
+    num_pairs: int = 3
+    plan_seed: int = 0
+
+    def plan(self) -> HSGDPlan:
+        """The planner's output (computed once per setting, whatever noise_factor)."""
+        return _hsgd_plan(dataclasses.replace(self, noise_factor=1.0))
+
+    def reported(self) -> PrivacyLoss:
+        from privdyn.privacy.conversions import rdp_to_epsilon
+
+        statement = self.plan().privacy
+        order, value = float(statement.extra["renyi_order"]), float(statement.extra["rdp_epsilon"])
+        epsilon, _ = rdp_to_epsilon([order], [value], delta=self.delta)
+        return _loss(epsilon, statement.guarantee, statement.neighboring,
+                     f"privdyn.plan.hsgd(...).privacy: rdp_epsilon {value:.6g} at order {order:g} ("
+                     f"{statement.accountant}); converted to (epsilon, delta) by rdp_to_epsilon")
+
+    def datasets(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], np.ndarray]:
+        """((features, labels) of D, of D', the score's weights w): the plan's sample and its first pair."""
+        plan = self.plan()
+        sample_seed = cast(int, plan.inputs["seed"])  # the seed the plan drew its sample (and pairs) from
+        features, labels = plan.setting.design.sample(plan.setting.n, np.random.default_rng(sample_seed))
+        pairs = plan.setting.pairs
+        if pairs.indices is None:
+            raise ValueError("the plan's pairs carry no dataset indices; they were not selected from its sample.")
+        i, j = (int(v) for v in pairs.indices[0])
+        if not (np.array_equal(features[i], pairs.features[0]) and np.array_equal(features[j], pairs.other_features[0])
+                and labels[i] == pairs.labels[0] and labels[j] == pairs.other_labels[0]):
+            raise AssertionError("the plan's first pair is not records (i, j) of the plan's sample.")
+        neighbour_features, neighbour_labels = features.copy(), labels.copy()
+        neighbour_features[i], neighbour_labels[i] = features[j], labels[j]
+        weights = labels[j] * features[j] - labels[i] * features[i]
+        return (features, labels), (neighbour_features, neighbour_labels), weights
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        from privdyn.algorithms.noisy_sgd import simulate_noisy_sgd
+
+        plan = self.plan()
+        hyper = plan.hyperparameters
+        first, second, weights = self.datasets()
+        outputs = []
+        for dataset, side in ((first, "D"), (second, "D'")):
+            sim = simulate_noisy_sgd(data=plan.setting.design, dataset=dataset, shuffle=True,
+                                     x0=np.zeros(self.dim), ridge=float(hyper["ridge"]), num_steps=plan.setting.n,
+                                     num_runs=runs, seed=seed, unit_key=f"{unit_key}/{side}",
+                                     step_size=float(hyper["step_size"]),
+                                     noise_std=float(hyper["noise_std"]) * self.noise_factor,
+                                     iterate_steps=[plan.setting.n])
+            assert sim.iterates is not None
+            outputs.append(sim.iterates[:, 0, :] @ weights)
+        return outputs[0], outputs[1]
+
+
 ESTIMATOR_MECHANISMS: tuple[type[Mechanism], ...] = (DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary,
                                                      PlanDPSGDCanary, PlanLangevinCanary,
-                                                     DPLinearRegressionPlanningShareCanary)
+                                                     DPLinearRegressionPlanningShareCanary, PlanHSGDCanary)
 """The rows of this module, in the order of the table."""

@@ -47,6 +47,7 @@ from privdyn.audit.estimators import (
     DPLinearRegressionPlanningShareCanary,
     PlanDPGDCanary,
     PlanDPSGDCanary,
+    PlanHSGDCanary,
     PlanLangevinCanary,
 )
 from privdyn.audit.noisy_sgd import NoisySGDLeastSquares
@@ -414,7 +415,8 @@ MECHANISMS: dict[str, type[Mechanism]] = {
     cls.name: cls for cls in (LangevinQuadratic, LangevinLogistic, DPGDCanary, NoisySGDLeastSquares, DPSGDPoisson,
                               DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson, DPSGDBLTPoisson,
                               DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary, PlanDPSGDCanary,
-                              PlanLangevinCanary, DPLinearRegressionPlanningShareCanary, TorchLambdaCGDFixedSize,
+                              PlanLangevinCanary, DPLinearRegressionPlanningShareCanary, PlanHSGDCanary,
+                              TorchLambdaCGDFixedSize,
                               TorchLambdaCGDPoisson, TorchDPSGDPoisson)
 }
 """Every audited mechanism by name, in the order of the table."""
