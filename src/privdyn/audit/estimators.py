@@ -702,6 +702,60 @@ class PlanHSGDCanary(Mechanism):
         weights = labels[j] * features[j] - labels[i] * features[i]
         return (features, labels), (neighbour_features, neighbour_labels), weights
 
+    def exact_position_divergences(self) -> np.ndarray:
+        """(n,) max over both orders of the exact Renyi divergence (plan's order) of x_n on D and D' with the
+        differing record at step l and the other records in the sample's order: SGD's update is affine with
+        Gaussian noise, so both laws are Gaussian; propagated as m <- C_k m + eta b_k a_k,
+        V <- C_k V C_k^T + eta^2 sigma^2 I, C_k = (1 - eta ridge) I - eta a_k a_k^T, from x_0 = 0."""
+        from privdyn.privacy.divergences import renyi_gaussian
+
+        plan = self.plan()
+        hyper = plan.hyperparameters
+        eta, ridge, sigma = float(hyper["step_size"]), float(hyper["ridge"]), float(hyper["noise_std"])
+        order = float(plan.privacy.extra["renyi_order"])
+        (features, labels), (other, other_labels), _ = self.datasets()
+        i = int(plan.setting.pairs.indices[0, 0])  # type: ignore[index]
+        rest = [k for k in range(features.shape[0]) if k != i]
+        out = np.zeros(features.shape[0])
+        for position in range(features.shape[0]):
+            laws = []
+            for x, y in ((features, labels), (other, other_labels)):
+                steps = rest[:position] + [i] + rest[position:]
+                mean, cov = np.zeros(self.dim), np.zeros((self.dim, self.dim))
+                for k in steps:
+                    contraction = (1.0 - eta * ridge) * np.eye(self.dim) - eta * np.outer(x[k], x[k])
+                    mean = contraction @ mean + eta * y[k] * x[k]
+                    cov = contraction @ cov @ contraction.T + (eta * sigma) ** 2 * np.eye(self.dim)
+                laws.append((mean, 0.5 * (cov + cov.T)))
+            (m1, v1), (m2, v2) = laws
+            out[position] = max(renyi_gaussian(order, mean1=m1, cov1=v1, mean2=m2, cov2=v2),
+                                renyi_gaussian(order, mean1=m2, cov1=v2, mean2=m1, cov2=v1))
+        return out
+
+    def surrogate_gap(self) -> float:
+        """(surrogate RDP) / (exact counterpart) - 1 on the audited pair at the plan's order: the surrogate is the
+        plan's own accountant (Theorem 4.3, eq. (15)) restricted to the pair; the counterpart is the same
+        uniform-position mixture (Lemma C.3, (1/(alpha-1)) [logsumexp_l (alpha-1) D_l - log n]) of the exact
+        per-position divergences (:meth:`exact_position_divergences`) for the sample's order of the other records."""
+        from scipy.special import logsumexp
+
+        from privdyn.plan._hsgd import _surrogate
+        from privdyn.privacy.hsgd import NeighboringPairs
+
+        plan = self.plan()
+        pairs = plan.setting.pairs
+        first = NeighboringPairs(features=pairs.features[:1], labels=pairs.labels[:1],
+                                 other_features=pairs.other_features[:1], other_labels=pairs.other_labels[:1])
+        hyper = plan.hyperparameters
+        surrogate = _surrogate(dataclasses.replace(plan.setting, pairs=first), float(hyper["step_size"]),
+                               float(hyper["noise_std"]))
+        alpha = float(plan.privacy.extra["renyi_order"])
+        divergences = self.exact_position_divergences()
+        if not np.all(np.isfinite(divergences)):
+            return -1.0
+        exact = max(0.0, (float(logsumexp((alpha - 1.0) * divergences)) - math.log(divergences.size)) / (alpha - 1.0))
+        return surrogate / exact - 1.0
+
     def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
         from privdyn.algorithms.noisy_sgd import simulate_noisy_sgd
 
