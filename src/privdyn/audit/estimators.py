@@ -714,7 +714,7 @@ class PlanHSGDCanary(Mechanism):
         eta, ridge, sigma = float(hyper["step_size"]), float(hyper["ridge"]), float(hyper["noise_std"])
         order = float(plan.privacy.extra["renyi_order"])
         (features, labels), (other, other_labels), _ = self.datasets()
-        i = int(plan.setting.pairs.indices[0, 0])  # type: ignore[index]
+        i = int(plan.setting.pairs.indices[0, 0])
         rest = [k for k in range(features.shape[0]) if k != i]
         out = np.zeros(features.shape[0])
         for position in range(features.shape[0]):
