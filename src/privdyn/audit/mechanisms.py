@@ -41,7 +41,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from privdyn.audit.base import GaussianLaw, Mechanism, _epsilon_of_zcdp, _generators
-from privdyn.audit.estimators import AdaSSPCanary, DPLinearRegressionCanary, PlanDPGDCanary
+from privdyn.audit.estimators import (
+    AdaSSPCanary,
+    DPLinearRegressionCanary,
+    DPLinearRegressionPlanningShareCanary,
+    PlanDPGDCanary,
+    PlanDPSGDCanary,
+    PlanHSGDCanary,
+    PlanLangevinCanary,
+)
 from privdyn.audit.noisy_sgd import NoisySGDLeastSquares
 from privdyn.audit.torch_optimizer import TorchDPSGDPoisson, TorchLambdaCGDFixedSize, TorchLambdaCGDPoisson
 from privdyn.privacy.labels import PrivacyLoss
@@ -406,7 +414,9 @@ class DPSGDBLTPoisson(DPSGDCanary):
 MECHANISMS: dict[str, type[Mechanism]] = {
     cls.name: cls for cls in (LangevinQuadratic, LangevinLogistic, DPGDCanary, NoisySGDLeastSquares, DPSGDPoisson,
                               DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson, DPSGDBLTPoisson,
-                              DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary, TorchLambdaCGDFixedSize,
+                              DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary, PlanDPSGDCanary,
+                              PlanLangevinCanary, DPLinearRegressionPlanningShareCanary, PlanHSGDCanary,
+                              TorchLambdaCGDFixedSize,
                               TorchLambdaCGDPoisson, TorchDPSGDPoisson)
 }
 """Every audited mechanism by name, in the order of the table."""
