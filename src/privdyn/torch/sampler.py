@@ -10,7 +10,6 @@ indices, independently at every step; or Poisson sampling with rate ``batch_size
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 import numpy as np
 import torch
@@ -63,8 +62,8 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
                 f"num_steps={self.num_steps})")
 
 
-def allow_empty_batches(dataset: Sequence[Any],
-                        collate_fn: Callable[[list[Any]], Any] | None = None) -> Callable[[list[Any]], Any]:
+def allow_empty_batches(dataset: Sequence[object],
+                        collate_fn: Callable[[list[object]], object] | None = None) -> Callable[[list[object]], object]:
     """A collate function that also makes empty batches (a Poisson batch with no example), for ``DataLoader``.
 
     A non-empty batch is collated by ``collate_fn`` (default: torch's ``default_collate``). An empty one is the
@@ -77,7 +76,7 @@ def allow_empty_batches(dataset: Sequence[Any],
     """
     collate = torch.utils.data.default_collate if collate_fn is None else collate_fn
 
-    def empty_tensors(value: Any) -> Any:
+    def empty_tensors(value: object) -> object:
         if isinstance(value, torch.Tensor):
             return value[:0]
         if isinstance(value, tuple | list):
@@ -86,7 +85,7 @@ def allow_empty_batches(dataset: Sequence[Any],
             return {key: empty_tensors(v) for key, v in value.items()}
         return value
 
-    def collate_batch(batch: list[Any]) -> Any:
+    def collate_batch(batch: list[object]) -> object:
         if batch:
             return collate(batch)
         if len(dataset) == 0:
