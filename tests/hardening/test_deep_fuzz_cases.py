@@ -148,3 +148,16 @@ def test_logistic_loss_derivative_refuses_nan():
     with pytest.raises(ValueError, match="margin"):
         logistic_loss_derivative(np.array([0.0, math.nan]))
     assert logistic_loss_derivative(np.array([-math.inf, 0.0, math.inf])).tolist() == [-1.0, -0.5, -0.0]
+
+
+def test_langevin_bounds_refuse_a_sensitivity_whose_square_overflows():
+    """Found by the deep fuzz: sensitivity 4.6e299 overflowed sensitivity**2 with a RuntimeWarning."""
+    from privdyn.privacy.langevin import dynamics_rdp, dynamics_rdp_asymptote
+
+    setting = dict(noise_scale=16.0, strong_convexity=16.0, sensitivity=4.6e299, n=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="sensitivity"):
+            dynamics_rdp(37.0, num_steps=10, step_size=0.01, smoothness=16.0, **setting)
+        with pytest.raises(ValueError, match="sensitivity"):
+            dynamics_rdp_asymptote(37.0, **setting)

@@ -82,7 +82,9 @@ def noise_scale_for_rdp(
     _check_count(1, n=n)
     factor = _time_factor(num_steps, step_size, strong_convexity)
     a, e, lam, s, nn = map(_arr, (renyi_order, rdp_epsilon, strong_convexity, sensitivity, n))
-    sigma = np.sqrt(a * s**2 * factor / (lam * e * nn**2))
+    with np.errstate(over="ignore", under="ignore"):
+        sigma = np.sqrt(a * s**2 * factor / (lam * e * nn**2))
+    _check.representable(sigma, "the noise scale", sensitivity=sensitivity, n=n)
     kind = "K -> infinity (asymptote)" if num_steps is None else "finite num_steps"
     return _loss(
         sigma,
@@ -123,7 +125,9 @@ def composition_noise_scale_for_rdp(
     _check_num_steps(num_steps, minimum=1.0)
     _check_count(1, n=n)
     a, e, k, eta, s, nn = map(_arr, (renyi_order, rdp_epsilon, num_steps, step_size, sensitivity, n))
-    sigma = np.sqrt(a * s**2 * eta * k / (4.0 * nn**2 * e))
+    with np.errstate(over="ignore", under="ignore"):
+        sigma = np.sqrt(a * s**2 * eta * k / (4.0 * nn**2 * e))
+    _check.representable(sigma, "the noise scale", sensitivity=sensitivity, n=n)
     return _loss(
         sigma,
         Guarantee.BOUND,
@@ -209,14 +213,18 @@ def noise_scale_for_dp(
     if method == "paper":
         _check_paper_recipe(epsilon, delta)
         order = _paper_renyi_order(e, dl)
-        sigma = np.sqrt(order * s**2 * factor / (lam * (e / 2.0) * nn**2))
+        with np.errstate(over="ignore", under="ignore"):
+            sigma = np.sqrt(order * s**2 * factor / (lam * (e / 2.0) * nn**2))
+        _check.representable(sigma, "the noise scale", sensitivity=sensitivity, n=n)
         how = (
             "Theorem 4's recipe: renyi_order = 1 + 2 ln(1/delta)/epsilon, rdp_epsilon = epsilon/2, "
             "Mironov's RDP -> DP conversion"
         )
     else:
         zcdp = _arr(epsilon_to_zcdp(e, delta=dl, method="bun_steinke"))
-        sigma = np.sqrt(s**2 * factor / (lam * nn**2 * zcdp))
+        with np.errstate(over="ignore", under="ignore"):
+            sigma = np.sqrt(s**2 * factor / (lam * nn**2 * zcdp))
+        _check.representable(sigma, "the noise scale", sensitivity=sensitivity, n=n)
         how = (
             "Corollary 1 as zCDP, epsilon_to_zcdp(method='bun_steinke') "
             "(Mironov's conversion at the best order)"

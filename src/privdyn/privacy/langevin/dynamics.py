@@ -99,7 +99,10 @@ def dynamics_rdp(
     a, k, eta, sigma, lam, s, nn = map(
         _arr, (renyi_order, num_steps, step_size, noise_scale, strong_convexity, sensitivity, n)
     )
-    value = a * s**2 / (lam * sigma**2 * nn**2) * _one_minus_exp_neg(lam * eta * k / 2.0)
+    with np.errstate(over="ignore", under="ignore"):
+        value = a * s**2 / (lam * sigma**2 * nn**2) * _one_minus_exp_neg(lam * eta * k / 2.0)
+    _check.representable(value, "the RDP", renyi_order=renyi_order, noise_scale=noise_scale,
+                         strong_convexity=strong_convexity, sensitivity=sensitivity, n=n)
     return _loss(value, Guarantee.BOUND, _SRC_C1)
 
 
@@ -122,7 +125,11 @@ def dynamics_rdp_asymptote(
     _check.positive(noise_scale=noise_scale, strong_convexity=strong_convexity, sensitivity=sensitivity)
     _check_count(1, n=n)
     a, sigma, lam, s, nn = map(_arr, (renyi_order, noise_scale, strong_convexity, sensitivity, n))
-    return _loss(a * s**2 / (lam * sigma**2 * nn**2), Guarantee.BOUND, _SRC_C1_INF)
+    with np.errstate(over="ignore", under="ignore"):
+        value = a * s**2 / (lam * sigma**2 * nn**2)
+    _check.representable(value, "the RDP", renyi_order=renyi_order, noise_scale=noise_scale,
+                         strong_convexity=strong_convexity, sensitivity=sensitivity, n=n)
+    return _loss(value, Guarantee.BOUND, _SRC_C1_INF)
 
 
 def dynamics_zcdp(
@@ -174,7 +181,9 @@ def dynamics_zcdp(
         _check_num_steps(num_steps)
         factor = _one_minus_exp_neg(_arr(strong_convexity) * _arr(step_size) * _arr(num_steps) / 2.0)
     sigma, lam, s, nn = map(_arr, (noise_scale, strong_convexity, sensitivity, n))
-    value = s**2 / (lam * sigma**2 * nn**2) * factor
+    with np.errstate(over="ignore", under="ignore"):
+        value = s**2 / (lam * sigma**2 * nn**2) * factor
+    _check.representable(value, "the RDP", noise_scale=noise_scale, sensitivity=sensitivity, n=n)
     kind = "K -> infinity (asymptote)" if num_steps is None else "finite num_steps"
     return _loss(
         value, Guarantee.BOUND, f"{_SRC_C1}; as zCDP (linear in renyi_order), {kind}", quantity="zcdp"
@@ -225,7 +234,9 @@ def dynamics_rdp_increment(
         _arr, (renyi_order, step_index, step_size, noise_scale, strong_convexity, sensitivity, n)
     )
     rate = lam * eta / 2.0
-    value = a * s**2 / (lam * sigma**2 * nn**2) * np.exp(-rate * (k - 1.0)) * _one_minus_exp_neg(rate)
+    with np.errstate(over="ignore", under="ignore"):
+        value = a * s**2 / (lam * sigma**2 * nn**2) * np.exp(-rate * (k - 1.0)) * _one_minus_exp_neg(rate)
+    _check.representable(value, "the RDP", noise_scale=noise_scale, sensitivity=sensitivity, n=n)
     return _loss(value, Guarantee.BOUND, _SRC_INCREMENT, quantity="rdp_epsilon_increment")
 
 
@@ -270,7 +281,9 @@ def lsi_rdp(
     a, c, k, eta, sigma, s, nn = map(
         _arr, (renyi_order, lsi_constant, num_steps, step_size, noise_scale, sensitivity, n)
     )
-    value = a * s**2 / (2.0 * c * sigma**4 * nn**2) * _one_minus_exp_neg(sigma**2 * c * eta * k)
+    with np.errstate(over="ignore", under="ignore"):
+        value = a * s**2 / (2.0 * c * sigma**4 * nn**2) * _one_minus_exp_neg(sigma**2 * c * eta * k)
+    _check.representable(value, "the RDP", noise_scale=noise_scale, sensitivity=sensitivity, n=n)
     return _loss(value, Guarantee.BOUND, _SRC_T2)
 
 
