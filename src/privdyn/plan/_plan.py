@@ -52,7 +52,8 @@ class Alternative:
     Attributes:
         name: e.g. ``"polynomial (schedule_exponent 1)"``, ``"harmonic"``.
         hyperparameters: its optimized hyper-parameters (vocabulary of the family's JSON).
-        predicted_risk: its predicted utility, in the plan's ``quantity``.
+        predicted_risk: its predicted utility, in the plan's ``quantity``; ``inf`` when the alternative does not
+            apply (its note says why).
         note: anything the user should know (an optimum on the search box's bound, a refused combination).
     """
 
@@ -60,6 +61,11 @@ class Alternative:
     hyperparameters: Mapping[str, float | str]
     predicted_risk: float
     note: str = ""
+
+    def __post_init__(self) -> None:
+        _check.instance(str, name=self.name, note=self.note)
+        _check.instance(Mapping, hyperparameters=self.hyperparameters)
+        _check.record(self, infinite=("predicted_risk",))
 
     def to_json(self) -> dict[str, object]:
         return {"name": self.name, **json_ready(dict(self.hyperparameters)),
