@@ -5,8 +5,9 @@ discretization and order grid) with the tolerance set to the same relative preci
 bracket started at Theorem D.9's closed form (``LowerEndpointAndGuess``, lower endpoint a tenth of it): what a
 dp-accounting user would run to calibrate a noise multiplier. (dp-accounting evaluates the lower endpoint first; at a
 hundredth of the guess its PLD accountant at q = 0.01, T = 10,000 outgrew 24 GB of memory and the process was
-killed, so a user would not pick it. A tenth is still far inside the region where epsilon exceeds the target.) It is fair: same accountants, same precision, a good starting guess; privdyn's
-candidate must return the same kappa to 1e-4 and be on the safe side.
+killed, so a user would not pick it. A tenth is still far inside the region where epsilon exceeds the target.)
+It is fair: same accountants, same precision, a good starting guess; privdyn's candidate must return the same kappa
+to 1e-4 and be on the safe side.
 
 Settings: the kan paper's first reference setting (n = 50,000, B = 500, T = 5,000, epsilon = 1, delta = 1e-5) and an
 Opacus-like setting (q = 0.01, T = 10,000, epsilon = 6.19), each with fixed-size sampling (RDP, replace-one) and
