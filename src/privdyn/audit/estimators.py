@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
@@ -66,6 +67,23 @@ __all__ = ["AdaSSPCanary", "DPLinearRegressionCanary", "DPLinearRegressionPlanni
 def _loss(value: float, guarantee: str, neighboring: str, source: str) -> PrivacyLoss:
     return PrivacyLoss(value=float(value), guarantee=guarantee, quantity="epsilon",  # type: ignore[arg-type]
                        neighboring=neighboring, source=source)  # type: ignore[arg-type]
+
+
+def _privacy_loss(privacy: Mapping[str, Any], delta: float, source: str) -> PrivacyLoss:
+    """A fitted estimator's own ``privacy_`` as a PrivacyLoss (refuses an estimator fitted at another delta)."""
+    if privacy["delta"] != delta:
+        raise AssertionError(f"the estimator reports delta={privacy['delta']!r}, not the audited {delta!r}")
+    return _loss(privacy["epsilon"], privacy["guarantee"], privacy["neighboring"], f"{source}: {privacy['accountant']}")
+
+
+def _statement_loss(statement: Any, delta: float, family: str) -> PrivacyLoss:
+    """The plan's own (epsilon, delta) statement as a PrivacyLoss (refuses a plan stated at another delta)."""
+    if statement.delta != delta:
+        raise AssertionError(f"the plan reports delta={statement.delta!r}, not the audited {delta!r}")
+    if statement.epsilon is None:
+        raise AssertionError("the plan states no epsilon; the audited plan is made with an (epsilon, delta) budget")
+    return _loss(statement.epsilon, statement.guarantee, statement.neighboring,
+                 f"privdyn.plan.{family}(...).privacy: {statement.accountant}")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -196,11 +214,8 @@ class DPLinearRegressionCanary(_DPGDRow):
 
     def reported(self) -> PrivacyLoss:
         privacy = self.fitted().privacy_
-        if privacy["delta"] != self.delta:
-            raise AssertionError(f"the estimator reports delta={privacy['delta']!r}, not the audited {self.delta!r}")
         shares = ", ".join(f"{share['use'].split(':')[0]} {share['fraction']:.3g}" for share in privacy["shares"])
-        return _loss(privacy["epsilon"], privacy["guarantee"], privacy["neighboring"],
-                     f"DPLinearRegression.privacy_ (total over its shares: {shares}): {privacy['accountant']}")
+        return _privacy_loss(privacy, self.delta, f"DPLinearRegression.privacy_ (total over its shares: {shares})")
 
     def reduction(self) -> DPGDReduction:
         """The canary pair after the estimator's own preprocessing, with the fitted schedule, canary first."""
@@ -248,13 +263,7 @@ class PlanDPGDCanary(_DPGDRow):
         return _plan(dataclasses.replace(self, noise_factor=1.0))
 
     def reported(self) -> PrivacyLoss:
-        statement = self.plan().privacy
-        if statement.delta != self.delta:
-            raise AssertionError(f"the plan reports delta={statement.delta!r}, not the audited {self.delta!r}")
-        if statement.epsilon is None:
-            raise AssertionError("the plan states no epsilon; the audited plan is made with an (epsilon, delta) budget")
-        return _loss(statement.epsilon, statement.guarantee, statement.neighboring,
-                     f"privdyn.plan.dpgd(...).privacy: {statement.accountant}")
+        return _statement_loss(self.plan().privacy, self.delta, "dpgd")
 
     def reduction(self) -> DPGDReduction:
         """The canary pair with the plan's hyper-parameters, through Algorithm 1's own schedule functions."""
@@ -332,11 +341,7 @@ class AdaSSPCanary(Mechanism):
         return _fitted_adassp(dataclasses.replace(self, noise_factor=1.0))
 
     def reported(self) -> PrivacyLoss:
-        privacy = self.fitted().privacy_
-        if privacy["delta"] != self.delta:
-            raise AssertionError(f"the estimator reports delta={privacy['delta']!r}, not the audited {self.delta!r}")
-        return _loss(privacy["epsilon"], privacy["guarantee"], privacy["neighboring"],
-                     f"AdaSSPRegression.privacy_: {privacy['accountant']}")
+        return _privacy_loss(self.fitted().privacy_, self.delta, "AdaSSPRegression.privacy_")
 
     def noise_stds(self) -> tuple[float, float, float]:
         """The three releases' noise standard deviations (s1, s2, s3) as the fitted estimator records them."""
@@ -396,16 +401,6 @@ class AdaSSPCanary(Mechanism):
 # ---------------------------------------------------------------------------------------------------------------
 # the planner's other plans: their hyper-parameters on the existing canary reductions
 # ---------------------------------------------------------------------------------------------------------------
-
-
-def _statement_loss(statement: Any, delta: float, family: str) -> PrivacyLoss:
-    """The plan's own (epsilon, delta) statement as a PrivacyLoss (refuses a plan stated at another delta)."""
-    if statement.delta != delta:
-        raise AssertionError(f"the plan reports delta={statement.delta!r}, not the audited {delta!r}")
-    if statement.epsilon is None:
-        raise AssertionError("the plan states no epsilon; the audited plan is made with an (epsilon, delta) budget")
-    return _loss(statement.epsilon, statement.guarantee, statement.neighboring,
-                 f"privdyn.plan.{family}(...).privacy: {statement.accountant}")
 
 
 @functools.lru_cache(maxsize=8)
