@@ -105,7 +105,8 @@ def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | i
                          planning_share: float | None, feature_norm_bound: float | None, label_bound: float | None,
                          n: int | None, d: int | None, target_exponent: float | None,
                          label_noise: float | None,
-                         rng: np.random.Generator | None = None, intercept_column: bool = False) -> tuple[Any, PlanningShare]:
+                         rng: np.random.Generator | None = None,
+                         intercept_column: bool = False) -> tuple[Any, PlanningShare]:
     """The dpgd data model from a data file (or a pair (features, labels)) and the planning share it spent.
 
     ``rng`` draws the planning share's noise; None means fresh OS entropy (a DP release whose noise nobody can

@@ -58,22 +58,47 @@ def _plan(n: int, d: int, epsilon: float, delta: float, schedule: str, label_noi
     return record
 
 
+AUTO_SHARE = 0.1
+"""``planning_share="auto"``: the fraction of the zCDP budget spent on the planning release when it resolves the
+data's scale (see :func:`auto_share`)."""
+AUTO_NOISE_LEVEL = 0.1
+"""``"auto"`` spends :data:`AUTO_SHARE` when the planning release's noise level 2√d′·s_xx/n (a public number: its
+eigenvalue resolution in the units where a row at the norm bound has ‖z‖² = d′, so that the mean eigenvalue of rows
+at the bound is 1) is at most this: rows that use a tenth of the ball (standardized rows clipped at 3 use about a
+ninth) then have their mean eigenvalue resolved. Otherwise the release would see noise only, and the fit plans from
+the public bounds."""
+
+
+def auto_share(n: int, width: int, epsilon: float, delta: float) -> float | None:
+    """The planning share ``"auto"`` spends (:data:`AUTO_SHARE`, or None: plan from public bounds), from public numbers.
+
+    The release's noise level is 2√d′·s_xx/n with s_xx = √2·d′/√(2·share·zcdp/3) (rows in the ball of radius √d′,
+    :mod:`privdyn.plan._data`).
+    """
+    from privdyn.plan._budget import zcdp_for_epsilon
+
+    zcdp = zcdp_for_epsilon(epsilon, delta)
+    s_xx = math.sqrt(2.0) * width / math.sqrt(2.0 * AUTO_SHARE * zcdp / 3.0)
+    level = 2.0 * math.sqrt(width) * s_xx / n
+    return AUTO_SHARE if level <= AUTO_NOISE_LEVEL else None
+
+
 def _record(plan: Any) -> dict[str, Any]:
     return {"plan": {"hyperparameters": dict(plan.hyperparameters), "predicted_risk": plan.predicted_risk,
                      "inputs": dict(plan.inputs), "alternatives": [a.name for a in plan.alternatives],
                      "notes": list(plan.notes)},
             "learning_rate": plan.learning_rate, "clip": plan.clip, "rho": plan.rho,
-            "statement": plan.privacy.to_json()}
+            "statement": plan.privacy.to_json(), "prediction": dict(plan.prediction)}
 
 
 def _plan_with_share(features: np.ndarray, labels: np.ndarray, epsilon: float, delta: float, schedule: str,
-                     share: float, rng: np.random.Generator) -> dict[str, Any]:
+                     share: float, rng: np.random.Generator, intercept: bool) -> dict[str, Any]:
     """The plan on second moments estimated under DP from ``share`` of the budget (rows in the ball √d')."""
     from privdyn.plan import dpgd
     from privdyn.plan._dpgd import SCHEDULES
 
     plan = dpgd(data=(features, labels), planning_share=share, feature_norm_bound=math.sqrt(features.shape[1]),
-                label_bound=1.0, epsilon=epsilon, delta=delta, rng=rng,
+                label_bound=1.0, epsilon=epsilon, delta=delta, rng=rng, intercept_column=intercept,
                 schedules=SCHEDULES if schedule == "auto" else (schedule,))
     record = _record(plan)
     planning = plan.planning.to_json()
@@ -82,6 +107,20 @@ def _plan_with_share(features: np.ndarray, labels: np.ndarray, epsilon: float, d
         **{k: planning[k] for k in ("zcdp", "fraction", "mechanisms", "neighboring")}}
     record["feature_scale"] = plan.model.feature_scale
     return record
+
+
+def _prediction_in_label_units(prediction: dict[str, Any], label_bound: float, public_model: bool) -> dict[str, Any]:
+    """``prediction_``: the plan's prediction (labels divided by B) in the units of y²."""
+    b2 = label_bound**2
+    reasons = list(prediction["reasons"])
+    label = prediction["label"]
+    if public_model:
+        label = "heuristic"
+        reasons = ["the plan's model is public numbers only: rows isotropic at the norm bound, label noise "
+                   "label_noise (default B/sqrt(2)); real rows are neither, so the prediction is a statement about "
+                   "that model, not about the data (use planning_share for a prediction from the data)"]
+    return {"excess_mse": b2 * prediction["excess_mse"], "test_mse": b2 * prediction["test_mse"],
+            "interval": [b2 * v for v in prediction["interval"]], "label": label, "reasons": reasons}
 
 
 class DPLinearRegression(PrivateLinearModel):
@@ -99,10 +138,12 @@ class DPLinearRegression(PrivateLinearModel):
         schedule: ``"auto"`` (the planner's best of constant, polynomial and harmonic learning rates) or one family.
         label_noise: a public guess of the label-noise standard deviation, in the units of y, in (0, B); None
             means B/√2 (half the bounded second moment is noise). Only the planner reads it.
-        planning_share: None (plan from the public bounds only, the default), or a fraction f in (0, 1) of the
-            zCDP budget spent estimating the second moments of the preprocessed rows and labels by three Gaussian
-            mechanisms (:mod:`privdyn.plan._data`); the planner then plans on the estimated spectrum, ‖θ*‖ and
-            label noise, and training gets the remaining (1 − f) share. Excludes ``label_noise``.
+        planning_share: ``"auto"`` (the default: :data:`AUTO_SHARE` = 0.1 of the budget when the release resolves
+            the data's scale, by a rule on public numbers only, :func:`auto_share`; else as None), None (plan from
+            the public bounds only), or a fraction f in (0, 1) of the zCDP budget spent estimating the second
+            moments of the preprocessed rows and labels by three Gaussian mechanisms (:mod:`privdyn.plan._data`);
+            the planner then plans on the estimated spectrum, ‖θ*‖ and label noise, and training gets the
+            remaining (1 − f) share. Excludes ``label_noise``.
         random_state: None (fresh entropy: the noise of a private release should not be reproducible by others),
             an int (reproducible, e.g. for tests), or a numpy Generator. It draws the order of the pass and the
             noise.
@@ -114,8 +155,12 @@ class DPLinearRegression(PrivateLinearModel):
             (``replace_one``), ``guarantee`` (``bound``), ``shares`` (training, planning, preprocessing: what each
             used), the accountant, its assumptions and the statement's text.
         plan_: the planner's hyper-parameters and its predicted excess risk: ``predicted_risk`` (in the normalized
-            units, ½‖θ̃ − θ̃*‖²) and ``predicted_excess_mse`` (in the units of y², 2B²·predicted_risk), valid for
-            the planner's model (isotropic Gaussian rows), not for arbitrary data.
+            units, ½‖θ̃ − θ̃*‖²) and ``predicted_excess_mse`` (in the units of y², 2B²·predicted_risk), and
+            ``planning_share`` (the share spent; None: public bounds only).
+        prediction_: the planner's prediction in the units of y²: ``excess_mse`` (excess test MSE over the best
+            linear predictor), ``test_mse`` (excess plus the model's residual variance), ``interval`` (the model's
+            own uncertainty), ``label`` (``model`` or ``heuristic``) and ``reasons`` (the assumptions that failed or
+            were not checked). Without a planning share the label is ``heuristic``: the model is the public bounds'.
         training_: what training ran with (read-only; public numbers or functions of the released plan):
             ``hyperparameters`` (the :class:`~privdyn.algorithms.dpgd.DPGDHyperparameters` (c, η̃, ρ) given to
             Algorithm 1), ``n`` (rows), ``width`` (d', columns of the preprocessed rows), ``feature_scale`` (s, the
@@ -135,7 +180,7 @@ class DPLinearRegression(PrivateLinearModel):
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
                  label_bound: float | None = None, fit_intercept: bool = True, schedule: str = "auto",
-                 label_noise: float | None = None, planning_share: float | None = None,
+                 label_noise: float | None = None, planning_share: float | str | None = "auto",
                  random_state: int | np.random.Generator | np.random.RandomState | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -157,9 +202,11 @@ class DPLinearRegression(PrivateLinearModel):
         noise = label_bound / math.sqrt(2.0) if self.label_noise is None else self.label_noise
         _check.scalar(label_noise=noise)
         _check.in_range(0.0, label_bound, closed="neither", label_noise=noise)
-        if self.planning_share is not None:
+        if self.planning_share is not None and not (isinstance(self.planning_share, str)
+                                                    and self.planning_share == "auto"):
             _check.scalar(planning_share=self.planning_share)
             _check.in_range(0.0, 1.0, closed="neither", planning_share=self.planning_share)
+        if self.planning_share is not None and self.planning_share != "auto":
             if self.label_noise is not None:
                 raise ValueError("label_noise must be None with planning_share: the label noise is then estimated "
                                  f"under DP; got label_noise={self.label_noise!r}, "
@@ -173,11 +220,14 @@ class DPLinearRegression(PrivateLinearModel):
                             fit_intercept=self.fit_intercept)
         width = prep.features.shape[1]
         scale = math.sqrt(width) / prep.radius
-        if self.planning_share is None:
+        share = self.planning_share
+        if isinstance(share, str):  # "auto", checked above
+            share = auto_share(n, width, epsilon, delta) if self.label_noise is None else None
+        if share is None:
             planned = copy.deepcopy(_plan(n, width, epsilon, delta, self.schedule, float(noise) / label_bound))
         else:
             planned = _plan_with_share(prep.features * scale, prep.labels / label_bound, epsilon, delta,
-                                       self.schedule, float(self.planning_share), rng)
+                                       self.schedule, float(share), rng, self.fit_intercept)
             scale *= planned["feature_scale"]
         order = rng.permutation(n)  # data-independent: drawn apart from the data
         features = prep.features[order]  # the pass's order, rescaled in place (one copy of the rows)
@@ -195,7 +245,8 @@ class DPLinearRegression(PrivateLinearModel):
         statement = planned["statement"]
         self.plan_ = {**planned["plan"],
                       "predicted_excess_mse": 2.0 * label_bound**2 * planned["plan"]["predicted_risk"],
-                      "feature_scale": scale, "label_scale": label_bound}
+                      "feature_scale": scale, "label_scale": label_bound, "planning_share": share}
+        self.prediction_ = _prediction_in_label_units(planned["prediction"], label_bound, share is None)
         self.privacy_ = {
             "epsilon": statement["epsilon"], "requested_epsilon": epsilon, "delta": delta, "delta_rule": delta_rule,
             "zcdp": statement["zcdp"], "rho": statement["rho"], "neighboring": statement["neighboring"],
