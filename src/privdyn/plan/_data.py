@@ -106,7 +106,8 @@ def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | i
                          n: int | None, d: int | None, target_exponent: float | None,
                          label_noise: float | None,
                          rng: np.random.Generator | None = None,
-                         intercept_column: bool = False) -> tuple[Any, PlanningShare]:
+                         intercept_column: bool = False, precondition: bool = False,
+                         data_checks: bool = True) -> tuple[Any, PlanningShare]:
     """The dpgd data model from a data file (or a pair (features, labels)) and the planning share it spent.
 
     ``rng`` draws the planning share's noise; None means fresh OS entropy (a DP release whose noise nobody can
@@ -133,7 +134,10 @@ def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | i
         features, labels = load_data(data, label_column)
         source = str(data)
     rows, dim = features.shape
-    _check_degenerate(features[:, :-1] if intercept_column else features, labels, source, rows=features.shape)
+    if data_checks:
+        _check_degenerate(features[:, :-1] if intercept_column else features, labels, source, rows=features.shape)
+    elif rows <= dim:
+        raise ValueError(f"data must have more rows than features (n > d); got n={rows}, d={dim} in {source}.")
     if public_stats:
         sxx, sxy, syy = features.T @ features, features.T @ labels, float(labels @ labels)
         share = PlanningShare(mode="public_stats", source=source)
@@ -162,7 +166,8 @@ def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | i
     from privdyn.plan._dpgd_data import data_model
 
     m = data_model(sxx, sxy, syy, rows=rows, release=release, features=features if public_stats else None,
-                   labels=labels if public_stats else None, source=source, statistics=share.mode)
+                   labels=labels if public_stats else None, source=source, statistics=share.mode,
+                   precondition=precondition)
     return m, share
 
 

@@ -98,6 +98,8 @@ class DPGDModel:
         clip_bias: under public statistics, the clipping fixed point's excess risk as a function of c
             (:class:`~privdyn.plan._dpgd_data.ClipBias`), added to the ODE's prediction; None otherwise.
         release: under a planning share, the :class:`~privdyn.plan._data.Release` the model was estimated from.
+        preconditioner: with ``precondition``, the (d, d) matrix P the rows are multiplied by (x ↦ P x, before
+            ``feature_scale``); the model is that of the whitened rows.
     """
 
     n: int
@@ -110,6 +112,7 @@ class DPGDModel:
     assessment: Any = None
     clip_bias: Any = None
     release: Any = None
+    preconditioner: np.ndarray | None = None
 
     @property
     def aspect_ratio(self) -> float:
@@ -413,7 +416,7 @@ def _prediction(m: DPGDModel, best: Found, rho: float, risk: float, rng: np.rand
             syy = r.syy + float(draw.standard_normal()) * r.stds["label_second_moment"]
             try:
                 other = data_model(sxx, sxy, syy, rows=m.n, release=r, features=None, labels=None, source="redraw",
-                                   statistics="dp")
+                                   statistics="dp", precondition=m.preconditioner is not None)
             except ValueError:
                 continue
             risks.append(_final_risk(other, best.candidate, best.point, rho, rtol=SEARCH_RTOL))
@@ -435,7 +438,7 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: str | Spectrum
          label_column: str | int | None = None,
          public_stats: bool = False, planning_share: float | None = None, feature_norm_bound: float | None = None,
          label_bound: float | None = None, rng: np.random.Generator | None = None,
-         intercept_column: bool = False) -> DPGDPlan:
+         intercept_column: bool = False, precondition: bool = False, data_checks: bool = True) -> DPGDPlan:
     """Plan one-pass clipped DP-GD (arXiv 2505.16329) for a privacy budget: hyper-parameters, predicted risk, guarantee.
 
     Give the data model as public numbers (``n``, ``d``, ``spectrum``, ``target_norm`` or ``target_exponent``,
@@ -444,8 +447,10 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: str | Spectrum
     ``planning_share`` of the budget with which the spectrum, ‖θ*‖ and the label noise are estimated under DP
     (:mod:`privdyn.plan._data`, whose noise ``rng`` draws: None means fresh OS entropy); n and d then come from the
     data (``intercept_column``: the data's last feature column is a constant intercept, exempt from the check that
-    refuses constant columns). The budget is (``epsilon``, ``delta``), ``rho``
-    (θ_n is ρ²/2-zCDP) or ``zcdp``; it is the *total*, planning share included.
+    refuses constant columns; ``precondition``: with a planning share, plan DP-GD on the rows whitened by the
+    released second moment, see :func:`privdyn.plan._dpgd_data.data_model`; ``data_checks=False``: skip the checks
+    that read the rows, for a private caller that must not branch on them). The budget is (``epsilon``,
+    ``delta``), ``rho`` (θ_n is ρ²/2-zCDP) or ``zcdp``; it is the *total*, planning share included.
 
     Returns:
         A :class:`DPGDPlan`: ``hyperparameters`` (``schedule``, ``clip``, ``initial_learning_rate``,
@@ -473,7 +478,7 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: str | Spectrum
             data, budget_zcdp=b.zcdp, label_column=label_column, public_stats=public_stats,
             planning_share=planning_share, feature_norm_bound=feature_norm_bound, label_bound=label_bound,
             n=n, d=d, target_exponent=target_exponent, label_noise=label_noise, rng=rng,
-            intercept_column=intercept_column)
+            intercept_column=intercept_column, precondition=precondition, data_checks=data_checks)
     else:
         if public_stats or planning_share is not None:
             raise ValueError("public_stats and planning_share apply to a data file only; give data= (--data FILE) "

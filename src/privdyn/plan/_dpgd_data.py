@@ -135,8 +135,12 @@ class ClipBias:
 
 
 def data_model(sxx: np.ndarray, sxy: np.ndarray, syy: float, *, rows: int, release: Any, features: np.ndarray | None,
-               labels: np.ndarray | None, source: str, statistics: str) -> Any:
-    """The :class:`~privdyn.plan._dpgd.DPGDModel` of the sums (module docstring); ``release`` for a planning share."""
+               labels: np.ndarray | None, source: str, statistics: str, precondition: bool = False) -> Any:
+    """The :class:`~privdyn.plan._dpgd.DPGDModel` of the sums (module docstring); ``release`` for a planning share.
+
+    ``precondition`` (planning share only): the model of the rows whitened by the released second moment,
+    z ↦ P z with P = V diag((λ̂⁺ + τ)^(−1/2)) Vᵀ (τ the release's noise level; the model's ``preconditioner``).
+    """
     from privdyn.plan._dpgd import DPGDModel
     from privdyn.spectra import Spectrum
 
@@ -152,13 +156,33 @@ def data_model(sxx: np.ndarray, sxy: np.ndarray, syy: float, *, rows: int, relea
     if release is not None:
         noise_level = 2.0 * math.sqrt(dim) * release.stds["second_moment_features"] / rows
         squared = np.maximum(squared - (release.stds["feature_label_moment"] / rows) ** 2, 0.0)
-    unresolved = int(np.sum(values < noise_level))
-    values = np.maximum(values, max(_EIGENVALUE_FLOOR * top, noise_level))
-    theta_sq = squared / values**2  # squared projections of the least-squares fit
-    explained = float(np.sum(squared / values))
+    hidden = values < noise_level  # directions the release does not resolve
+    unresolved = int(np.sum(hidden))
+    floored = np.maximum(values, max(_EIGENVALUE_FLOOR * top, noise_level))
+    explained = float(np.sum(np.where(hidden, 0.0, squared / floored)))  # the resolved directions' signal
     floor = _RESIDUAL_FLOOR * syy / rows
     raw_residual = syy / rows - explained
-    residual = max(raw_residual, floor, 1e-300)
+    remaining = max(raw_residual, floor, 1e-12)
+    signal = np.where(hidden, 0.0, squared / floored)  # signal variance λ_i θ_i² per direction
+    if unresolved:  # the release cannot split the rest: half signal, spread over the hidden directions
+        signal = np.where(hidden, 0.5 * remaining / unresolved, signal)
+        residual = 0.5 * remaining
+    else:
+        residual = remaining
+    preconditioner = None
+    if precondition:
+        if release is None:
+            raise ValueError("precondition applies to a planning share only (the rows are whitened by the released "
+                             "second moment); drop it or give planning_share.")
+        # rows z -> P z with P = V diag((λ̂⁺ + τ)^(-1/2)) Vᵀ, τ the noise level: the released second moment becomes
+        # diag(λ̂/(λ̂⁺ + τ)) (kept as released, raised to a small floor only, so that its trace — the rows' scale
+        # after whitening — is unbiased); the signal variance per direction is unchanged by the change of basis
+        shift = np.maximum(values, 0.0) + noise_level
+        preconditioner = (vectors / np.sqrt(shift)) @ vectors.T
+        values = np.maximum(values, max(_EIGENVALUE_FLOOR * top, 1e-3 * noise_level)) / shift
+    else:
+        values = floored
+    theta_sq = signal / values  # squared projections of the best linear predictor
     scale = math.sqrt(dim / float(values.sum()))
     spectrum = Spectrum.from_eigenvalues(values * scale**2)
     projections = spectrum.group_sums(theta_sq / scale**2)
@@ -168,7 +192,7 @@ def data_model(sxx: np.ndarray, sxy: np.ndarray, syy: float, *, rows: int, relea
     kurtosis = None
     dispersion = None
     row_scale = None
-    if features is not None and labels is not None:
+    if features is not None and labels is not None and not precondition:
         theta = vectors @ (moment / values)
         residuals = labels - features @ theta
         kurtosis = float(np.mean(residuals**4) / np.mean(residuals**2) ** 2)
@@ -187,6 +211,10 @@ def data_model(sxx: np.ndarray, sxy: np.ndarray, syy: float, *, rows: int, relea
         failed.append(f"spectrum: {unresolved} of {dim} eigenvalues of the released second moment lie below its "
                       f"noise level {noise_level:.3g} (2 sqrt(d) s_xx/n) and were raised to it; the bias along them "
                       "is predicted to decay faster than it will")
+    if unresolved and raw_residual >= floor:
+        failed.append(f"residual: {raw_residual:.3g} of the mean squared label is not explained by the resolved "
+                      "directions; half of it is taken as signal over the unresolved ones, half as label noise (a "
+                      "public prior, not an estimate)")
     if raw_residual < floor:
         failed.append(f"residual: the estimated residual variance {raw_residual:.3g} is below its floor "
                       f"{floor:.3g} (1e-3 of the mean squared label); the label noise is not resolved")
@@ -202,7 +230,8 @@ def data_model(sxx: np.ndarray, sxy: np.ndarray, syy: float, *, rows: int, relea
                    "assessment": assessment.to_json()}
     return DPGDModel(n=rows, d=dim, spectrum=spectrum, target_projections=projections,
                      label_noise=math.sqrt(residual), feature_scale=scale, description=description,
-                     assessment=assessment, clip_bias=clip_bias, release=release)
+                     assessment=assessment, clip_bias=clip_bias, release=release,
+                     preconditioner=preconditioner)
 
 
 def assess(model: Any, clip: float) -> tuple[str, tuple[str, ...]]:

@@ -59,28 +59,9 @@ def _plan(n: int, d: int, epsilon: float, delta: float, schedule: str, label_noi
 
 
 AUTO_SHARE = 0.1
-"""``planning_share="auto"``: the fraction of the zCDP budget spent on the planning release when it resolves the
-data's scale (see :func:`auto_share`)."""
-AUTO_NOISE_LEVEL = 0.1
-"""``"auto"`` spends :data:`AUTO_SHARE` when the planning release's noise level 2√d′·s_xx/n (a public number: its
-eigenvalue resolution in the units where a row at the norm bound has ‖z‖² = d′, so that the mean eigenvalue of rows
-at the bound is 1) is at most this: rows that use a tenth of the ball (standardized rows clipped at 3 use about a
-ninth) then have their mean eigenvalue resolved. Otherwise the release would see noise only, and the fit plans from
-the public bounds."""
-
-
-def auto_share(n: int, width: int, epsilon: float, delta: float) -> float | None:
-    """The planning share ``"auto"`` spends (:data:`AUTO_SHARE`, or None: plan from public bounds), from public numbers.
-
-    The release's noise level is 2√d′·s_xx/n with s_xx = √2·d′/√(2·share·zcdp/3) (rows in the ball of radius √d′,
-    :mod:`privdyn.plan._data`).
-    """
-    from privdyn.plan._budget import zcdp_for_epsilon
-
-    zcdp = zcdp_for_epsilon(epsilon, delta)
-    s_xx = math.sqrt(2.0) * width / math.sqrt(2.0 * AUTO_SHARE * zcdp / 3.0)
-    level = 2.0 * math.sqrt(width) * s_xx / n
-    return AUTO_SHARE if level <= AUTO_NOISE_LEVEL else None
+"""``planning_share="auto"`` (the default) spends this fraction of the zCDP budget on the planning release: the
+release whitens the rows and gives the planner the data's spectrum, target and residual (training keeps 90% of the
+zCDP budget, so ρ is √0.9 ≈ 0.95 of what it would be without planning)."""
 
 
 def _record(plan: Any) -> dict[str, Any]:
@@ -98,7 +79,8 @@ def _plan_with_share(features: np.ndarray, labels: np.ndarray, epsilon: float, d
     from privdyn.plan._dpgd import SCHEDULES
 
     plan = dpgd(data=(features, labels), planning_share=share, feature_norm_bound=math.sqrt(features.shape[1]),
-                label_bound=1.0, epsilon=epsilon, delta=delta, rng=rng, intercept_column=intercept,
+                label_bound=1.0, epsilon=epsilon, delta=delta, rng=rng, intercept_column=intercept, precondition=True,
+                data_checks=False,
                 schedules=SCHEDULES if schedule == "auto" else (schedule,))
     record = _record(plan)
     planning = plan.planning.to_json()
@@ -106,6 +88,7 @@ def _plan_with_share(features: np.ndarray, labels: np.ndarray, epsilon: float, d
         "use": "planning: second moments of the preprocessed rows and labels estimated by Gaussian mechanisms",
         **{k: planning[k] for k in ("zcdp", "fraction", "mechanisms", "neighboring")}}
     record["feature_scale"] = plan.model.feature_scale
+    record["preconditioner"] = plan.model.preconditioner
     return record
 
 
@@ -138,12 +121,13 @@ class DPLinearRegression(PrivateLinearModel):
         schedule: ``"auto"`` (the planner's best of constant, polynomial and harmonic learning rates) or one family.
         label_noise: a public guess of the label-noise standard deviation, in the units of y, in (0, B); None
             means B/√2 (half the bounded second moment is noise). Only the planner reads it.
-        planning_share: ``"auto"`` (the default: :data:`AUTO_SHARE` = 0.1 of the budget when the release resolves
-            the data's scale, by a rule on public numbers only, :func:`auto_share`; else as None), None (plan from
-            the public bounds only), or a fraction f in (0, 1) of the zCDP budget spent estimating the second
-            moments of the preprocessed rows and labels by three Gaussian mechanisms (:mod:`privdyn.plan._data`);
-            the planner then plans on the estimated spectrum, ‖θ*‖ and label noise, and training gets the
-            remaining (1 − f) share. Excludes ``label_noise``.
+        planning_share: ``"auto"`` (the default: :data:`AUTO_SHARE` = 0.1 of the zCDP budget, or None when
+            ``label_noise`` is given), None (plan from the public bounds only), or a fraction f in (0, 1) of the
+            zCDP budget spent releasing the second moments of the preprocessed rows and labels by three Gaussian
+            mechanisms (:mod:`privdyn.plan._data`; "auto" plans from the public bounds when n <= d'). With a share the
+            rows are whitened by the released second
+            moment and the planner plans on the release's spectrum, target and residual
+            (:mod:`privdyn.plan._dpgd_data`); training gets the remaining (1 − f). Excludes ``label_noise``.
         random_state: None (fresh entropy: the noise of a private release should not be reproducible by others),
             an int (reproducible, e.g. for tests), or a numpy Generator. It draws the order of the pass and the
             noise.
@@ -221,26 +205,32 @@ class DPLinearRegression(PrivateLinearModel):
         width = prep.features.shape[1]
         scale = math.sqrt(width) / prep.radius
         share = self.planning_share
-        if isinstance(share, str):  # "auto", checked above
-            share = auto_share(n, width, epsilon, delta) if self.label_noise is None else None
+        if isinstance(share, str):  # "auto", checked above: the share unless the user gave a label-noise guess
+            share = AUTO_SHARE if self.label_noise is None and n > width else None
         if share is None:
             planned = copy.deepcopy(_plan(n, width, epsilon, delta, self.schedule, float(noise) / label_bound))
         else:
             planned = _plan_with_share(prep.features * scale, prep.labels / label_bound, epsilon, delta,
                                        self.schedule, float(share), rng, self.fit_intercept)
             scale *= planned["feature_scale"]
+        preconditioner = planned.get("preconditioner")
         order = rng.permutation(n)  # data-independent: drawn apart from the data
         features = prep.features[order]  # the pass's order, rescaled in place (one copy of the rows)
+        if preconditioner is not None:
+            features = features @ preconditioner
         features *= scale
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", OutsideTheoryWarning)
             theta = dpgd(features, prep.labels[order] / label_bound, clip=planned["clip"],
                          learning_rate=planned["learning_rate"], rho=planned["rho"], rng=rng)
+        if preconditioner is not None:
+            theta = preconditioner @ theta
         self._set_coefficients(theta, prep, label_bound * scale)
         self.training_ = {"hyperparameters": DPGDHyperparameters(clip=planned["clip"],
                                                                  learning_rate=planned["learning_rate"],
                                                                  rho=planned["rho"]),
-                          "n": n, "width": width, "feature_scale": scale, "label_scale": label_bound}
+                          "n": n, "width": width, "feature_scale": scale, "label_scale": label_bound,
+                          "preconditioner": preconditioner}
 
         statement = planned["statement"]
         self.plan_ = {**planned["plan"],

@@ -58,11 +58,12 @@ PLOT_MAX = 30.0
 class SklearnRegressionConfig(ExperimentConfig):
     """The comparison's settings (see the module docstring).
 
-    ``planning_share`` (default 0.1) adds DPLinearRegression with that share of the budget spent estimating the
-    planner's statistics (``DPLinearRegression+share``, whose prediction the ``share_prediction`` table checks);
-    null leaves it out. ``public_stats`` adds the plan made with the training rows' statistics declared public
-    (``public_stats_prediction``). ``sweep_epsilons``: more budgets at which only the default fit runs (its ε-sweep
-    figure, with ``epsilons``).
+    ``planning_share`` (e.g. 0.2) adds DPLinearRegression with that share of the budget spent estimating the
+    planner's statistics (``DPLinearRegression+share``, whose prediction the ``share_prediction`` table then
+    checks); null, the default, leaves it out, and ``share_prediction`` checks the default fit's prediction (it
+    spends a 0.1 share, ``planning_share="auto"``). ``public_stats`` adds the plan made with the training rows'
+    statistics declared public (``public_stats_prediction``). ``sweep_epsilons``: more budgets at which only the
+    default fit runs (its ε-sweep figure, with ``epsilons``).
     """
 
     datasets: tuple[str, ...] = ("diabetes", "txhousing", "randhie", "diamonds")
@@ -72,7 +73,7 @@ class SklearnRegressionConfig(ExperimentConfig):
     test_fraction: float = 0.2
     feature_box: float = 3.0
     label_box: float = 3.0
-    planning_share: float | None = 0.1
+    planning_share: float | None = None
     public_stats: bool = True
 
     quick_overrides = {"datasets": ("diabetes", "txhousing"), "epsilons": (1.0, 10.0), "num_seeds": 3,
@@ -191,8 +192,7 @@ class SklearnRegression(Experiment):
         rows: list[list[Any]] = []
         paired_rows: list[list[Any]] = []
         monotone_rows: list[list[Any]] = []
-        prediction_rows: dict[str, list[list[Any]]] = {"public_stats_prediction": [], "share_prediction": [],
-                                                       "default_prediction": []}
+        prediction_rows: dict[str, list[list[Any]]] = {"public_stats_prediction": [], "share_prediction": []}
         checks: list[Check] = []
         metrics: list[Metric] = []
         worst_epsilon_ratio = 0.0
@@ -239,8 +239,9 @@ class SklearnRegression(Experiment):
                 monotone_rows.append([name, small, large, mean, low, high])
                 steady = steady and low <= 0.0
             monotone[name] = steady
-            sources = [("public_stats_prediction", PUBLIC), ("share_prediction", "DPLinearRegression+share"),
-                       ("default_prediction", "DPLinearRegression")]
+            share_source = ("DPLinearRegression+share" if "DPLinearRegression+share" in config.methods
+                            else "DPLinearRegression")
+            sources = [("public_stats_prediction", PUBLIC), ("share_prediction", share_source)]
             for table, method in sources:
                 if method != PUBLIC and method not in config.methods or method == PUBLIC and not config.public_stats:
                     continue
