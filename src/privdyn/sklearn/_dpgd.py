@@ -124,10 +124,10 @@ class DPLinearRegression(PrivateLinearModel):
         planning_share: ``"auto"`` (the default: :data:`AUTO_SHARE` = 0.1 of the zCDP budget, or None when
             ``label_noise`` is given), None (plan from the public bounds only), or a fraction f in (0, 1) of the
             zCDP budget spent releasing the second moments of the preprocessed rows and labels by three Gaussian
-            mechanisms (:mod:`privdyn.plan._data`; "auto" plans from the public bounds when n <= d'). With a share the
-            rows are whitened by the released second
-            moment and the planner plans on the release's spectrum, target and residual
-            (:mod:`privdyn.plan._dpgd_data`); training gets the remaining (1 − f). Excludes ``label_noise``.
+            mechanisms (:mod:`privdyn.plan._data`; "auto" plans from the public bounds when n <= d'). With a
+            share the rows are whitened by the released second moment and the planner plans on the release's
+            spectrum, target and residual (:mod:`privdyn.plan._dpgd_data`); training gets the remaining (1 − f).
+            Excludes ``label_noise``.
         random_state: None (fresh entropy: the noise of a private release should not be reproducible by others),
             an int (reproducible, e.g. for tests), or a numpy Generator. It draws the order of the pass and the
             noise.

@@ -68,7 +68,7 @@ class SklearnRegressionConfig(ExperimentConfig):
 
     datasets: tuple[str, ...] = ("diabetes", "txhousing", "randhie", "diamonds")
     epsilons: tuple[float, ...] = (1.0, 3.0, 10.0)
-    sweep_epsilons: tuple[float, ...] = (0.3, 30.0, 100.0, 1000.0)
+    sweep_epsilons: tuple[float, ...] = (0.3, 30.0, 100.0, 1000.0, 10000.0)
     num_seeds: int = 20
     test_fraction: float = 0.2
     feature_box: float = 3.0
