@@ -33,11 +33,20 @@ from privdyn.privacy.labels import NeighboringRelation
 
 __all__ = ["Release", "load_data", "dpgd_model_from_data", "release_statistics"]
 
-def _numeric(path: Path, rows: list[list[str]]) -> np.ndarray:
+def _numeric(path: Path, rows: list[list[str]], names: list[str] | None) -> np.ndarray:
     try:
         return np.array([[float(v) for v in row] for row in rows], dtype=float)
     except ValueError:
-        raise ValueError(f"data file {str(path)!r} holds non-numeric values (every column must be a number).") from None
+        for i, row in enumerate(rows):
+            for j, v in enumerate(row):
+                try:
+                    float(v)
+                except ValueError:
+                    column = f"column {j}" + (f" ({names[j]!r})" if names and j < len(names) else "")
+                    raise ValueError(f"data file {str(path)!r} holds non-numeric values: every column, the label "
+                                     f"column included, must be a number; got {v!r} in {column}, row "
+                                     f"{i + 1}.") from None
+        raise
 
 
 def load_data(path: str | Path, label_column: str | int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -64,7 +73,7 @@ def load_data(path: str | Path, label_column: str | int | None = None) -> tuple[
                 [float(v) for v in rows[0]]
             except ValueError:
                 names, rows = [v.strip() for v in rows[0]], rows[1:]
-            table = _numeric(p, rows)
+            table = _numeric(p, rows, names)
         elif p.suffix == ".parquet":
             try:
                 import pyarrow.parquet as pq  # type: ignore[import-not-found]
