@@ -186,8 +186,10 @@ class DPLinearRegression(PrivateLinearModel):
         noise = label_bound / math.sqrt(2.0) if self.label_noise is None else self.label_noise
         _check.scalar(label_noise=noise)
         _check.in_range(0.0, label_bound, closed="neither", label_noise=noise)
-        if self.planning_share is not None and not (isinstance(self.planning_share, str)
-                                                    and self.planning_share == "auto"):
+        if isinstance(self.planning_share, str) and self.planning_share != "auto":
+            raise ValueError("planning_share must be 'auto', None or a number in (0, 1); got "
+                             f"planning_share={self.planning_share!r}.")
+        if self.planning_share is not None and self.planning_share != "auto":
             _check.scalar(planning_share=self.planning_share)
             _check.in_range(0.0, 1.0, closed="neither", planning_share=self.planning_share)
         if self.planning_share is not None and self.planning_share != "auto":
