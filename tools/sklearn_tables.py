@@ -25,9 +25,13 @@ def _num(v: float) -> str:
     return f"{v:.3g}" if a < 10 else f"{v:.1f}"
 
 
-def _ci(mean: float, low: float, high: float, sign: bool = False) -> str:
-    f = (lambda v: f"{v:+.3f}") if sign else _num
-    return f"{f(mean)} [{f(low)}, {f(high)}]"
+def _ci(mean: float, low: float, high: float) -> str:
+    return f"{_num(mean)} [{_num(low)}, {_num(high)}]"
+
+
+def _signed(values: list[float]) -> str:
+    mean, low, high = values
+    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
 def render(result: dict[str, Any]) -> str:
@@ -44,7 +48,7 @@ def render(result: dict[str, Any]) -> str:
             dp = rel[(name, e, "diffprivlib")]
             out.append(f"| {name} | {e:g} | {_ci(*rel[(name, e, 'DPLinearRegression')])} | "
                        f"{_ci(*rel[(name, e, 'AdaSSPRegression')])} | {_num(dp[0])} | "
-                       f"{_ci(*paired[(name, e)], sign=True)} |")
+                       f"{_signed(paired[(name, e)])} |")
     out += ["", "| dataset | " + " | ".join(f"ε = {e:g}" for e in sorted({k[1] for k in rel
                                                                           if k[2] == "DPLinearRegression"})) + " |"]
     sweep = sorted({k[1] for k in rel if k[2] == "DPLinearRegression"})
@@ -53,7 +57,7 @@ def render(result: dict[str, Any]) -> str:
         out.append(f"| {name} | " + " | ".join(_ci(*rel[(name, e, 'DPLinearRegression')]) for e in sweep) + " |")
     out += ["", "| dataset | ε → ε′ | change in relative MSE (paired 95% CI) |", "|---|---|---|"]
     for r in tables["monotonicity"]:
-        out.append(f"| {r[0]} | {r[1]:g} → {r[2]:g} | {_ci(*r[3:6], sign=True)} |")
+        out.append(f"| {r[0]} | {r[1]:g} → {r[2]:g} | {_signed(r[3:6])} |")
     for key, title in (("public_stats_prediction", "--public-stats"), ("share_prediction", "planning share 0.1")):
         if key not in tables:
             continue

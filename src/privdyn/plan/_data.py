@@ -144,7 +144,7 @@ def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | i
         source = str(data)
     rows, dim = features.shape
     if data_checks:
-        _check_degenerate(features[:, :-1] if intercept_column else features, labels, source, rows=features.shape)
+        _check_degenerate(features[:, :-1] if intercept_column else features, labels, source, shape=features.shape)
     elif rows <= dim:
         raise ValueError(f"data must have more rows than features (n > d); got n={rows}, d={dim} in {source}.")
     if public_stats:
@@ -227,9 +227,9 @@ def release_statistics(features: np.ndarray, labels: np.ndarray, *, feature_norm
     return Release(sxx=sxx, sxy=sxy, syy=syy, stds=stds, sensitivities=sens, feature_norm_bound=b, label_bound=y_max)
 
 
-def _check_degenerate(features: np.ndarray, labels: np.ndarray, source: str, *, rows: tuple[int, int]) -> None:
+def _check_degenerate(features: np.ndarray, labels: np.ndarray, source: str, *, shape: tuple[int, int]) -> None:
     """ValueError for statistics a plan cannot be built on: d >= n, a constant feature column, a constant label."""
-    rows, dim = rows
+    rows, dim = shape
     if dim >= rows:
         raise ValueError(f"data must have more rows than features (n > d) to plan from its second moments; got "
                          f"n={rows}, d={dim} in {source}.")

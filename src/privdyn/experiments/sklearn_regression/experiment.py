@@ -262,13 +262,13 @@ class SklearnRegression(Experiment):
                    f"least {TARGET_DATASETS} of the datasets"),
             passed=len(on) >= min(TARGET_DATASETS, len(config.datasets)), expected=TARGET_DATASETS,
             measured=len(on), note=f"holds on: {', '.join(on) or 'none'}; nothing tuned on the test data"))
-        steady = [n for n, v in monotone.items() if v]
+        steady_on = [n for n, v in monotone.items() if v]
         checks.append(Check(
             name="default_improves_with_epsilon", kind=CheckKind.PAPER_CLAIM,
             claim=("(issue target) the default DPLinearRegression's relative test MSE is non-increasing in epsilon "
                    "within the paired intervals (each step's paired 95% CI has lower end <= 0) on every dataset"),
-            passed=len(steady) == len(config.datasets), expected=len(config.datasets), measured=len(steady),
-            note=f"holds on: {', '.join(steady) or 'none'}; the monotonicity table gives every step"))
+            passed=len(steady_on) == len(config.datasets), expected=len(config.datasets), measured=len(steady_on),
+            note=f"holds on: {', '.join(steady_on) or 'none'}; the monotonicity table gives every step"))
         for table, band, need_label in (("public_stats_prediction", PREDICTION_BAND, True),
                                         ("share_prediction", WIDE_BAND, False)):
             cells = prediction_rows[table]
