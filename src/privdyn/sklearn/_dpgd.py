@@ -1,26 +1,31 @@
-"""DPLinearRegression: one pass of clipped DP-GD, planned from public bounds (Bombari et al., arXiv 2505.16329).
+"""DPLinearRegression: one pass of clipped DP-GD on whitened rows, planned from a DP release (arXiv 2505.16329).
 
-The fit, in order, with nothing computed from the private data before the mechanism runs:
+The fit, in order:
 
 1. **Checks** of the parameters and the data (ε > 0, δ in (0, 1), public bounds given, finite data, n >= 2).
 2. **Preprocessing from public bounds** (:class:`~privdyn.sklearn._base.Preprocessed`): rows projected onto the
    ball of radius F (``feature_norm``), labels clipped to [−B, B], the intercept a constant column inside the ball
-   of radius R. The rows are then multiplied by s = √d'/R and the labels divided by B, so that ‖z‖² <= d' (the
-   paper's normalization tr Σ = d', Assumption 1) and |ỹ| <= 1.
-3. **Planning** (:func:`privdyn.plan.dpgd`) on the model the public bounds imply: Σ = I in d' = d + 1 dimensions
-   (or d without intercept), n = the number of rows, label noise ζ = ``label_noise``/B (default 1/√2) and
-   ‖θ*‖ = √(1 − ζ²), so that E ỹ² = 1, the largest second moment the label bound allows. The planner returns the
-   schedule, the clip c (C_clip = c√d') and the step sizes η_k, and calibrates the noise σ_k of eq. (4.2).
-4. **Training**: Algorithm 1 (:func:`privdyn.algorithms.dpgd.dpgd`), one pass in an order drawn from
+   of radius R. The rows are then multiplied by s = √d'/R and the labels divided by B, so that ‖z‖² <= d' and
+   |ỹ| <= 1.
+3. **The planning release** (``planning_share``, default ``"auto"`` = :data:`AUTO_SHARE` of the zCDP budget):
+   S_xx, S_xy, S_yy of the preprocessed rows by three Gaussian mechanisms (:mod:`privdyn.plan._data`).
+4. **Whitening** by the release (post-processing): z ↦ P z with P = V diag((λ̂⁺ + τ)^(−1/2)) Vᵀ, τ the release's
+   noise level (:func:`privdyn.plan._dpgd_data.data_model`).
+5. **Planning** (:func:`privdyn.plan.dpgd`, ``precondition=True``) on the release's model of the whitened rows:
+   schedule, clip c (C_clip = c√d'), step sizes η_k and the noise σ_k of eq. (4.2) for the remaining budget; its
+   prediction becomes ``prediction_``. With ``planning_share=None`` steps 3–4 are skipped and the plan is made on
+   the model the public bounds imply (Σ = I in d' dimensions, label noise ``label_noise``/B, default 1/√2,
+   ‖θ*‖ = √(1 − ζ²)), a pure function of public numbers, cached.
+6. **Training**: Algorithm 1 (:func:`privdyn.algorithms.dpgd.dpgd`), one pass in an order drawn from
    ``random_state`` (independent of the data), from θ_0 = 0, each step capped at 2/‖z_k‖²; only θ_n is kept.
-5. **Release**: ``coef_`` and ``intercept_`` = B·s·θ_n (post-processing). The fit keeps no intermediate iterate, no
-   loss curve and no training score.
+7. **Release**: ``coef_`` and ``intercept_`` = B·s·P·θ_n (post-processing). The fit keeps no intermediate iterate,
+   no loss curve and no training score.
 
 **Privacy.** θ_n is ρ²/2-zCDP for replace-one neighbours (Proposition 4.1, amplification by iteration after
-Feldman, Koren & Talwar 2020, arXiv 2005.04763, Theorem 3.1; label ``bound``), with ρ²/2 the largest zCDP whose
-(ε, δ) by both the optimal conversion and dp-accounting's is at most the requested ε. Planning and preprocessing
-spend nothing (public numbers only) unless ``planning_share`` is given: then the planner's statistics are
-released by Gaussian mechanisms that compose with training in zCDP. ``privacy_`` records every share.
+Feldman, Koren & Talwar 2020, arXiv 2005.04763, Theorem 3.1; label ``bound``) given the planning release, on which
+the whitening and the hyper-parameters depend; the release's three Gaussian mechanisms compose with it in zCDP
+(adaptive composition), and the total is the largest zCDP whose (ε, δ) by both the optimal conversion and
+dp-accounting's is at most the requested ε. ``privacy_`` records every share.
 """
 
 from __future__ import annotations
