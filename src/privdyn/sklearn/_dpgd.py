@@ -67,6 +67,10 @@ AUTO_SHARE = 0.1
 """``planning_share="auto"`` (the default) spends this fraction of the zCDP budget on the planning release: the
 release whitens the rows and gives the planner the data's spectrum, target and residual (training keeps 90% of the
 zCDP budget, so ρ is √0.9 ≈ 0.95 of what it would be without planning)."""
+AUTO_MIN_ROWS = 100
+"""``"auto"`` plans from the public bounds (no release) below this many rows, and when n <= d′: a release from so
+few rows buys little, and the public-bound plan is then a pure function of public numbers (the same on every pair
+of neighbouring datasets, which the audit of the public default relies on)."""
 
 
 def _record(plan: Any) -> dict[str, Any]:
@@ -129,7 +133,8 @@ class DPLinearRegression(PrivateLinearModel):
         planning_share: ``"auto"`` (the default: :data:`AUTO_SHARE` = 0.1 of the zCDP budget, or None when
             ``label_noise`` is given), None (plan from the public bounds only), or a fraction f in (0, 1) of the
             zCDP budget spent releasing the second moments of the preprocessed rows and labels by three Gaussian
-            mechanisms (:mod:`privdyn.plan._data`; "auto" plans from the public bounds when n <= d'). With a
+            mechanisms (:mod:`privdyn.plan._data`; "auto" plans from the public bounds when n <= d' or n < 100,
+            :data:`AUTO_MIN_ROWS`). With a
             share the rows are whitened by the released second moment and the planner plans on the release's
             spectrum, target and residual (:mod:`privdyn.plan._dpgd_data`); training gets the remaining (1 − f).
             Excludes ``label_noise``.
@@ -152,7 +157,8 @@ class DPLinearRegression(PrivateLinearModel):
             were not checked). Without a planning share the label is ``heuristic``: the model is the public bounds'.
         training_: what training ran with (read-only; public numbers or functions of the released plan):
             ``hyperparameters`` (the :class:`~privdyn.algorithms.dpgd.DPGDHyperparameters` (c, η̃, ρ) given to
-            Algorithm 1), ``n`` (rows), ``width`` (d', columns of the preprocessed rows), ``feature_scale`` (s, the
+            Algorithm 1), ``n`` (rows), ``width`` (d', columns of the preprocessed rows), ``preconditioner`` (P, see
+            :meth:`training_schedule`), ``feature_scale`` (s, the
             rows' factor after projection) and ``label_scale`` (B, the labels' divisor after clipping). The
             per-step numbers are given by :meth:`training_schedule`.
         n_features_in_, feature_names_in_: as in scikit-learn.
@@ -213,7 +219,7 @@ class DPLinearRegression(PrivateLinearModel):
         scale = math.sqrt(width) / prep.radius
         share = self.planning_share
         if isinstance(share, str):  # "auto", checked above: the share unless the user gave a label-noise guess
-            share = AUTO_SHARE if self.label_noise is None and n > width else None
+            share = AUTO_SHARE if self.label_noise is None and n > width and n >= AUTO_MIN_ROWS else None
         if share is None:
             planned = copy.deepcopy(_plan(n, width, epsilon, delta, self.schedule, float(noise) / label_bound))
         else:
@@ -221,6 +227,9 @@ class DPLinearRegression(PrivateLinearModel):
                                        self.schedule, float(share), rng, self.fit_intercept)
             scale *= planned["feature_scale"]
         preconditioner = planned.get("preconditioner")
+        if preconditioner is not None and preconditioner.shape == (1, 1):  # a scalar: folded into the scale
+            scale *= float(preconditioner[0, 0])
+            preconditioner = None
         order = rng.permutation(n)  # data-independent: drawn apart from the data
         features = prep.features[order]  # the pass's order, rescaled in place (one copy of the rows)
         if preconditioner is not None:
@@ -270,8 +279,9 @@ class DPLinearRegression(PrivateLinearModel):
             A dict with ``step_sizes`` (n,): the uncapped η_k = η̃(k/n)/n (each capped at 2/‖z_k‖² at run time);
             ``noise_std`` (n,): 2·C_clip·σ_k, the standard deviation of step k's noise, with σ_k from Proposition
             4.1's calibration (eq. 4.2: ρ²σ_k² = η_k² − η_{k+1}², ρ²σ_n² = η_n²); ``clip_threshold``: C_clip = c·√d';
-            ``feature_scale`` and ``label_scale``: the training rows are s·(projected row) and the labels
-            (clipped label)/B.
+            ``feature_scale`` and ``label_scale``: the training rows are s·P·(projected row) and the labels
+            (clipped label)/B; ``preconditioner``: P, the (d', d') whitening of the planning release, or None (no
+            release, or d' = 1, where P is a number folded into ``feature_scale``).
         """
         from privdyn.algorithms.dpgd import _noise_std
 
@@ -280,4 +290,4 @@ class DPLinearRegression(PrivateLinearModel):
         clip_threshold = hyper.clip_threshold(self.training_["width"])
         return {"step_sizes": hyper.step_sizes(n), "noise_std": _noise_std(clip_threshold, hyper.noise_multipliers(n)),
                 "clip_threshold": clip_threshold, "feature_scale": self.training_["feature_scale"],
-                "label_scale": self.training_["label_scale"]}
+                "label_scale": self.training_["label_scale"], "preconditioner": self.training_["preconditioner"]}
