@@ -11,7 +11,8 @@ from privdyn.experiments.sklearn_regression import datasets
 from privdyn.experiments.sklearn_regression.experiment import SklearnRegressionConfig, _split
 
 NAME = "sklearn-regression"
-SMALL = {"datasets": ["diabetes"], "epsilons": [3.0, 30.0], "num_seeds": 2, "planning_share": None}
+SMALL = {"datasets": ["diabetes"], "epsilons": [3.0, 30.0], "sweep_epsilons": [100.0], "num_seeds": 2,
+         "planning_share": None}
 
 
 def _has_extra() -> bool:
@@ -31,12 +32,17 @@ def test_small_run_contract(tmp_path) -> None:  # type: ignore[no-untyped-def]
     result = runner.run_experiment(experiment, config, seed=0, out_dir=tmp_path)
     tables = {t["name"]: t for t in result["tables"]}
     rows = tables["relative_mse"]["rows"]
-    assert len(rows) == 2 * 3  # epsilons x methods (no planning-share variant)
+    assert len(rows) == 3 + 2 * 2  # the default at every epsilon of the sweep, the others at `epsilons`
     assert {r[4] for r in rows} == {"DPLinearRegression", "AdaSSPRegression", "diffprivlib"}
     checks = {c["name"]: c for c in result["checks"]}
     assert checks["recorded_epsilon_within_request"]["passed"] is True
-    assert checks["target_at_least_as_accurate"]["kind"] == "paper_claim"
-    assert len(tables["paired_difference"]["rows"]) == 2
+    for name in ("default_at_least_as_accurate_as_adassp", "default_improves_with_epsilon",
+                 "public_stats_prediction_within_band", "share_prediction_within_band"):
+        assert checks[name]["kind"] == "paper_claim"
+    assert len(tables["paired_difference"]["rows"]) == 2 and len(tables["monotonicity"]["rows"]) == 2
+    public = tables["public_stats_prediction"]["rows"]
+    assert len(public) == 2 and all(r[2] > 0 and r[8] == 2 for r in public)
+    assert len(tables["share_prediction"]["rows"]) == 2  # the default fit spends the auto share
     assert (tmp_path / NAME / "figure.png").is_file()
 
 

@@ -172,9 +172,12 @@ def test_intercept_is_a_constant_feature_inside_the_ball() -> None:
 
 
 def test_plan_reads_public_numbers_only() -> None:
-    """Two different datasets of the same shape get the same hyper-parameters (nothing is learned from X or y)."""
-    a = DPLinearRegression(feature_norm=1.0, label_bound=1.0, random_state=0).fit(*_data(seed=1)[:2])
-    b = DPLinearRegression(feature_norm=1.0, label_bound=1.0, random_state=0).fit(*_data(seed=2)[:2] * 1)
+    """Without a planning share, two datasets of the same shape get the same hyper-parameters (nothing is learned
+    from X or y)."""
+    a = DPLinearRegression(feature_norm=1.0, label_bound=1.0, planning_share=None, random_state=0).fit(
+        *_data(seed=1)[:2])
+    b = DPLinearRegression(feature_norm=1.0, label_bound=1.0, planning_share=None, random_state=0).fit(
+        *_data(seed=2)[:2])
     assert a.plan_["hyperparameters"] == b.plan_["hyperparameters"]
     assert a.plan_["inputs"]["spectrum"] == "identity"
 
@@ -221,3 +224,41 @@ def test_planning_share_is_accounted_and_reproducible() -> None:
         DPLinearRegression(**params, label_noise=1.0).fit(x, y)
     with pytest.raises(ValueError, match=r"planning_share must be in \(0.0, 1.0\); got planning_share=1.0"):
         DPLinearRegression(**{**params, "planning_share": 1.0}).fit(x, y)
+
+
+def test_default_spends_the_auto_share_and_reports_its_prediction() -> None:
+    x, y, _ = _data(n=5000, d=4)
+    est = DPLinearRegression(epsilon=3.0, feature_norm=3.0, label_bound=3.0, random_state=2).fit(x, y)
+    assert est.plan_["planning_share"] == 0.1 and est.privacy_["shares"][1]["fraction"] == 0.1
+    assert est.training_["preconditioner"].shape == (5, 5)
+    p = est.prediction_
+    assert set(p) == {"excess_mse", "test_mse", "interval", "label", "reasons"}
+    assert 0 < p["interval"][0] <= p["excess_mse"] <= p["interval"][1] and p["test_mse"] > p["excess_mse"]
+    assert p["label"] in ("model", "heuristic") and (p["label"] == "model" or p["reasons"])
+    public = DPLinearRegression(epsilon=3.0, feature_norm=3.0, label_bound=3.0, planning_share=None,
+                                random_state=2).fit(x, y)
+    assert public.plan_["planning_share"] is None and public.prediction_["label"] == "heuristic"
+    assert "public numbers only" in public.prediction_["reasons"][0]
+    with pytest.raises(ValueError, match="planning_share"):
+        DPLinearRegression(feature_norm=3.0, label_bound=3.0, planning_share="often").fit(x, y)
+    with pytest.raises(ValueError, match=r"planning_share must be in \(0.0, 1.0\); got planning_share=-0.1"):
+        DPLinearRegression(feature_norm=3.0, label_bound=3.0, planning_share=-0.1).fit(x, y)
+
+
+def test_default_fit_reaches_least_squares_as_epsilon_grows() -> None:
+    """Rows far inside the public ball, a correlated design: the default fit's excess test MSE over least squares
+    falls with ε, and is small at ε = 1e6 (the release is then exact, the whitened rows isotropic)."""
+    rng = np.random.default_rng(7)
+    n, d = 20_000, 6
+    mix = rng.normal(size=(d, d)) * np.geomspace(1.0, 0.05, d)
+    x = rng.normal(size=(n + 5000, d)) @ mix.T
+    y = x @ rng.normal(size=d) + 0.5 * rng.normal(size=n + 5000)
+    from sklearn.linear_model import LinearRegression
+
+    base = float(np.mean((LinearRegression().fit(x[:n], y[:n]).predict(x[n:]) - y[n:]) ** 2))
+    excess = []
+    for epsilon in (1.0, 1e6):
+        est = DPLinearRegression(epsilon=epsilon, feature_norm=20.0, label_bound=20.0, random_state=3).fit(x[:n],
+                                                                                                           y[:n])
+        excess.append(float(np.mean((est.predict(x[n:]) - y[n:]) ** 2)) / base - 1.0)
+    assert excess[1] < excess[0] and excess[1] < 0.02, excess

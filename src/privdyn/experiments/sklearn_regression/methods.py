@@ -16,7 +16,8 @@ import numpy as np
 __all__ = ["METHODS", "diffprivlib_linear_regression", "fit_predict"]
 
 METHODS = ("DPLinearRegression", "DPLinearRegression+share", "AdaSSPRegression", "diffprivlib")
-"""The private methods; ``+share`` is DPLinearRegression with a planning share (dropped when the config has none)."""
+"""The private methods; ``+share`` is DPLinearRegression with the config's planning share (dropped when it has none);
+the plain one is the default fit (``planning_share="auto"``)."""
 
 
 def diffprivlib_linear_regression() -> Any:
@@ -35,6 +36,43 @@ def diffprivlib_linear_regression() -> Any:
     from diffprivlib.models import LinearRegression
 
     return LinearRegression
+
+
+def public_stats_run(*, epsilon: float, box: float, label_box: float, x_train: np.ndarray, y_train: np.ndarray,
+                     x_test: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, dict[str, Any]]:
+    """Plan DP-GD with the training rows' statistics declared public (``privdyn plan dpgd --data --public-stats``),
+    run the plan once on them (in a random order) and predict the test rows; also the plan's prediction.
+
+    The rows are preprocessed as :class:`~privdyn.sklearn.DPLinearRegression` does (projection onto the norm bound,
+    the intercept column, scaled to the ball of radius √d′; labels divided by B), so the plan is the default
+    estimator's with public statistics in place of the planning share.
+    """
+    import warnings
+
+    from privdyn.algorithms.dpgd import dpgd as run
+    from privdyn.plan import dpgd as plan_dpgd
+    from privdyn.sklearn._base import Preprocessed
+
+    d = x_train.shape[1]
+    norm = box * math.sqrt(d)
+    train = Preprocessed(x_train, y_train, feature_norm=norm, label_bound=label_box, fit_intercept=True)
+    test = Preprocessed(x_test, np.zeros(len(x_test)), feature_norm=norm, label_bound=label_box, fit_intercept=True)
+    width = train.features.shape[1]
+    scale = math.sqrt(width) / train.radius
+    n = len(y_train)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plan = plan_dpgd(data=(train.features * scale, train.labels / label_box), public_stats=True,
+                         intercept_column=True, epsilon=epsilon, delta=float(n) ** -1.1)
+        z = train.features * (scale * plan.model.feature_scale)
+        order = rng.permutation(n)
+        theta = run(z[order], train.labels[order] / label_box, clip=plan.clip, learning_rate=plan.learning_rate,
+                    rho=plan.rho, rng=rng)
+    predictions = (test.features * (scale * plan.model.feature_scale)) @ theta * label_box
+    p = plan.prediction
+    return predictions, {"epsilon": plan.privacy.epsilon, "delta": plan.privacy.delta,
+                         "predicted_excess_mse": label_box**2 * p["excess_mse"], "label": p["label"],
+                         "reasons": list(p["reasons"])}
 
 
 def fit_predict(method: str, *, epsilon: float, box: float, label_box: float, planning_share: float | None,
@@ -61,10 +99,14 @@ def fit_predict(method: str, *, epsilon: float, box: float, label_box: float, pl
         estimator = DPLinearRegression(**common)
     elif method == "DPLinearRegression+share":
         estimator = DPLinearRegression(**common, planning_share=planning_share)
+    elif method == "DPLinearRegression-public":
+        estimator = DPLinearRegression(**common, planning_share=None)
     else:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got method={method!r}.")
     estimator.fit(x_train, y_train)
     record = {"epsilon": estimator.privacy_["epsilon"], "delta": estimator.privacy_["delta"]}
-    if hasattr(estimator, "plan_"):
-        record["predicted_excess_mse"] = estimator.plan_["predicted_excess_mse"]
+    if hasattr(estimator, "prediction_"):
+        p = estimator.prediction_
+        record.update(predicted_excess_mse=p["excess_mse"], label=p["label"], reasons=list(p["reasons"]),
+                      planning_share=estimator.plan_["planning_share"])
     return estimator.predict(x_test), record
