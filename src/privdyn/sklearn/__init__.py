@@ -24,7 +24,7 @@ from privdyn import _lazy
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "_dpgd": ("DPLinearRegression",),
     "_adassp": ("AdaSSPRegression",),
-    "_logistic": ("DPLogisticRegression",),
+    "_logistic": ("DPLogisticRegression", "classifier_expected_failed_checks"),
     "_base": ("expected_failed_checks",),
 }
 
@@ -35,3 +35,4 @@ if TYPE_CHECKING:
     from privdyn.sklearn._base import expected_failed_checks as expected_failed_checks
     from privdyn.sklearn._dpgd import DPLinearRegression as DPLinearRegression
     from privdyn.sklearn._logistic import DPLogisticRegression as DPLogisticRegression
+    from privdyn.sklearn._logistic import classifier_expected_failed_checks as classifier_expected_failed_checks

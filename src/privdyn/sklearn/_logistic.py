@@ -52,7 +52,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from privdyn import _check
 from privdyn.algorithms.noisy_gd import Loss
 
-__all__ = ["DPLogisticRegression", "MultinomialLoss", "RIDGE_GRID", "STEP_FRACTION", "account"]
+__all__ = ["DPLogisticRegression", "MultinomialLoss", "RIDGE_GRID", "STEP_FRACTION", "account",
+           "classifier_expected_failed_checks"]
 
 STEP_FRACTION = 0.99
 """η = STEP_FRACTION/β: Corollary 1 needs η < 1/β strictly, and the planner's utility bound improves with η."""
@@ -70,6 +71,27 @@ _SOURCE_C1 = ("Chourasia, Ye, Shokri 2021 (arXiv 2102.05855), Corollary 1: last-
               "alpha * S_g^2 (1 - exp(-lambda eta K / 2)) / (lambda sigma^2 n^2)")
 _SOURCE_COMPOSITION = ("composition over all K steps (arXiv 2102.05855, Theorem 1 / the moments accountant): "
                        "alpha * S_g^2 eta K / (4 n^2 sigma^2)")
+
+
+_SAMPLE_WEIGHTS = "sample weights are refused: a weighted row changes the sensitivity the privacy accounting assumes"
+_EXPECTED_FAILED_CHECKS = {
+    **{name: _SAMPLE_WEIGHTS for name in (
+        "check_sample_weights_pandas_series", "check_sample_weights_not_an_array", "check_sample_weights_list",
+        "check_all_zero_sample_weights_error", "check_sample_weights_shape", "check_sample_weights_not_overwritten",
+        "check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data",
+        "check_sample_weights_invariance", "check_classifiers_one_label_sample_weights")},
+    "check_classifiers_train": (
+        "a minimum training accuracy (> 0.83 on the check's data) cannot be promised by a private fit: the noise is "
+        "calibrated to the privacy budget, not to the score"),
+}
+
+
+def classifier_expected_failed_checks(estimator: object = None) -> dict[str, str]:
+    """The checks of ``sklearn.utils.estimator_checks`` that cannot apply to DPLogisticRegression, with the reason.
+
+    Pass it as ``check_estimator(estimator, expected_failed_checks=classifier_expected_failed_checks(estimator))``.
+    """
+    return dict(_EXPECTED_FAILED_CHECKS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,6 +208,7 @@ def _plan(n: int, width: int, classes: int, epsilon: float, delta: float, ridge:
             "quantity": plan.quantity, "statement": plan.privacy.to_json(), "notes": list(plan.notes)}
 
 
+@functools.lru_cache(maxsize=64)
 def account(*, n: int, num_steps: int, step_size: float, noise_scale: float, strong_convexity: float,
             smoothness: float, sensitivity: float, delta: float) -> dict[str, Any]:
     """The tightest of Corollary 1 and composition for full-batch noisy GD, with both and their (ε, δ).
@@ -193,6 +216,7 @@ def account(*, n: int, num_steps: int, step_size: float, noise_scale: float, str
     Both are zCDP (RDP linear in the order), so the minimum of the two slopes is a zCDP bound. ε by the optimal
     zCDP conversion (:func:`privdyn.privacy.conversions.zcdp_to_epsilon`, ``method="optimal"``); Corollary 1's
     conditions (η < 1/β, λ <= β, all positive) are checked by :func:`privdyn.privacy.langevin.dynamics_zcdp`.
+    A pure function of public numbers, cached; the caller must not modify the returned dict.
     """
     from privdyn.privacy import langevin
     from privdyn.privacy.conversions import zcdp_to_epsilon
@@ -271,8 +295,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         random_state: None (fresh OS entropy, the default for a release), an int (reproducible) or a Generator.
 
     Attributes:
-        classes_, coef_ (shape (1, d) binary or (K, d)), intercept_ (shape (1,) or (K,)), n_features_in_,
-        feature_names_in_: as in scikit-learn's LogisticRegression.
+        classes_, coef_ (shape (1, d) binary or (K, d)), intercept_ (shape (1,) or (K,)), n_iter_ (the number of
+        steps, shape (1,)), n_features_in_, feature_names_in_: as in scikit-learn's LogisticRegression.
         privacy_: the privacy statement: ``epsilon``, ``delta``, ``zcdp``, ``bound`` (``corollary_1`` or
             ``composition``, whichever is smaller), ``guarantee`` (``bound``), ``neighboring`` (``replace_one``),
             ``sampler`` (``full_batch``), ``released`` (the last iterate only), ``last_iterate_epsilon`` and
@@ -371,6 +395,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         weights = theta.reshape(1 if c.binary else classes, width) / radius
         self.coef_ = np.array(weights[:, :d])
         self.intercept_ = weights[:, d] * intercept_feature if self.fit_intercept else np.zeros(weights.shape[0])
+        self.n_iter_ = np.array([planned["num_steps"]], dtype=np.int32)
 
         accounted = account(n=n, num_steps=planned["num_steps"], step_size=planned["step_size"],
                             noise_scale=planned["noise_scale"], strong_convexity=c.ridge, smoothness=c.smoothness,
@@ -381,6 +406,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                           "width": width, "row_scale": 1.0 / radius, "predicted_risk": planned["predicted_risk"],
                           "predicted_risk_quantity": planned["quantity"]}
         loss_name = "logistic" if c.binary else "multinomial (softmax) cross-entropy"
+        accounted = dict(accounted)
         self.privacy_ = {
             "epsilon": accounted["epsilon"], "delta": delta, "zcdp": accounted["zcdp"],
             "requested_epsilon": epsilon,
