@@ -267,6 +267,9 @@ class SklearnClassification(Experiment):
             if name in baselines:
                 ax.axhline(float(baselines[name]), color="k", lw=0.6, ls=":", label="non-private")
             ax.set_xscale("log")
+            ticks = sorted({float(v) for s in select_series(result, dataset=name) for v in as_floats(s["x"])})
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+            ax.minorticks_off()
             ax.set_title(name, fontsize=9)
             ax.set_xlabel("epsilon")
             ax.set_ylabel("test accuracy")
