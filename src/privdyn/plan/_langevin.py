@@ -81,7 +81,7 @@ def _choose(c: _Constants, zcdp: float) -> dict[str, Any]:
             "noise_std": math.sqrt(2.0 * eta) * sigma_at(k), "bound": bound(k), "bound_at": bound}
 
 
-def _distance_bound(c: _Constants, step_size: float, num_steps: np.ndarray, noise_scale: np.ndarray) -> np.ndarray:
+def _distance_bound(c: _Constants, step_size: float, num_steps: Any, noise_scale: Any) -> np.ndarray:
     """(β/2)·[(1 − ηλ)^{2K} L²/λ² + 2dησ²/(1 − (1 − ηλ)²)]: a bound on E[𝓛(θ_K) − 𝓛(θ*)] for projected noisy GD.
 
     The map θ ↦ θ − η∇𝓛(θ) is a (1 − ηλ)-contraction for η <= 2/(λ + β) (λ-strongly convex, β-smooth 𝓛), the

@@ -67,9 +67,10 @@ def diffprivlib_logistic_regression(*, epsilon: float, data_norm: float, random_
     from diffprivlib.models import LogisticRegression
 
     model = LogisticRegression.__new__(LogisticRegression)
-    wanted = {"penalty": "l2", "dual": False, "tol": 1e-4, "C": 1.0, "fit_intercept": True, "intercept_scaling": 1.0,
-              "class_weight": None, "random_state": random_state, "solver": "lbfgs", "max_iter": 100, "verbose": 0,
-              "warm_start": False, "n_jobs": None}
+    wanted: dict[str, Any] = {
+        "penalty": "l2", "dual": False, "tol": 1e-4, "C": 1.0, "fit_intercept": True, "intercept_scaling": 1.0,
+        "class_weight": None, "random_state": random_state, "solver": "lbfgs", "max_iter": 100, "verbose": 0,
+        "warm_start": False, "n_jobs": None}
     accepted = inspect.signature(linear_model.LogisticRegression.__init__).parameters
     linear_model.LogisticRegression.__init__(model, **{k: v for k, v in wanted.items() if k in accepted})
     model.epsilon, model.data_norm, model.classes_ = epsilon, data_norm, None
