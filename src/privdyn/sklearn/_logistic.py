@@ -289,14 +289,17 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         ridge: λ > 0, the L2 regularization in the units where the rows (intercept column included) lie in the
             unit ball (the loss is λ-strongly convex), or ``"auto"``: the planner's choice among
             :data:`RIDGE_GRID` (:func:`_choose_ridge`).
-        coef_norm: B > 0, a public guess of the norm of a good model in those units (the largest logit |θ·z| it
-            reaches on a row at the bound); only ``ridge="auto"`` reads it.
+        coef_norm: B > 0, a public guess of the norm of a good model in those units (the largest absolute logit
+            it reaches on a row at the bound); only ``ridge="auto"`` reads it.
         max_iter: the most steps of noisy GD the planner may choose (an integer >= 1).
         random_state: None (fresh OS entropy, the default for a release), an int (reproducible) or a Generator.
 
     Attributes:
-        classes_, coef_ (shape (1, d) binary or (K, d)), intercept_ (shape (1,) or (K,)), n_iter_ (the number of
-        steps, shape (1,)), n_features_in_, feature_names_in_: as in scikit-learn's LogisticRegression.
+        classes_: the class labels, sorted.
+        coef_: the private coefficients, shape (1, d) for two classes, (K, d) for K >= 3 (as in scikit-learn).
+        intercept_: shape (1,) or (K,).
+        n_iter_: the number of noisy GD steps run, shape (1,).
+        n_features_in_, feature_names_in_: as in scikit-learn.
         privacy_: the privacy statement: ``epsilon``, ``delta``, ``zcdp``, ``bound`` (``corollary_1`` or
             ``composition``, whichever is smaller), ``guarantee`` (``bound``), ``neighboring`` (``replace_one``),
             ``sampler`` (``full_batch``), ``released`` (the last iterate only), ``last_iterate_epsilon`` and
@@ -437,7 +440,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         return self
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
-        """The logits x·coef_ᵀ + intercept_ (shape (n,) binary, (n, K) otherwise); no privacy is spent."""
+        """The logits ``X @ coef_.T + intercept_`` (shape (n,) binary, (n, K) otherwise); no privacy is spent."""
         check_is_fitted(self, ("coef_", "intercept_"))
         X = validate_data(self, X, dtype=np.float64, reset=False)
         scores: np.ndarray = X @ self.coef_.T + self.intercept_
