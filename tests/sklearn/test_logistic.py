@@ -49,6 +49,13 @@ def test_fit_learns_and_states_its_privacy(classes: int) -> None:
     assert np.linalg.norm(theta) <= t["radius"] * (1 + 1e-9) and theta.size == width * model.coef_.shape[0]
 
 
+def test_public_classes_fix_the_model_whatever_y_holds() -> None:
+    x, y = _data(classes=3)
+    model = DPLogisticRegression(feature_norm=6.0, classes=[0, 1, 2, 3], random_state=0).fit(x, y)
+    assert list(model.classes_) == [0, 1, 2, 3] and model.coef_.shape == (4, x.shape[1])
+    assert "given as classes" in model.privacy_["assumptions"][-1]
+
+
 def test_reproducible_from_a_seed() -> None:
     x, y = _data()
     a = DPLogisticRegression(feature_norm=6.0, random_state=5).fit(x, y)
@@ -68,6 +75,8 @@ def test_reproducible_from_a_seed() -> None:
     ({}, "one_class", "y"),
     ({}, "nan", "X"),
     ({}, "weights", "sample_weight"),
+    ({"classes": [0]}, None, "classes"),
+    ({"classes": [0, 5]}, None, "y must take values in classes"),
 ])
 def test_bad_input_is_refused_before_any_noise(change: dict, data: str | None, name: str) -> None:
     x, y = _data(n=50)

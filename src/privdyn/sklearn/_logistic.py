@@ -292,6 +292,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         coef_norm: B > 0, a public guess of the norm of a good model in those units (the largest absolute logit
             it reaches on a row at the bound); only ``ridge="auto"`` reads it.
         max_iter: the most steps of noisy GD the planner may choose (an integer >= 1).
+        classes: the public list of class labels, or None: the labels found in y, whose set is then treated as
+            public (one row can add or remove a label that occurs once; ``privacy_["assumptions"]`` says so).
         random_state: None (fresh OS entropy, the default for a release), an int (reproducible) or a Generator.
 
     Attributes:
@@ -315,7 +317,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
                  fit_intercept: bool = True, ridge: float | str = "auto", coef_norm: float = 10.0,
-                 max_iter: int = 1000,
+                 max_iter: int = 1000, classes: ArrayLike | None = None,
                  random_state: int | np.random.Generator | np.random.RandomState | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -324,6 +326,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         self.ridge = ridge
         self.coef_norm = coef_norm
         self.max_iter = max_iter
+        self.classes = classes
         self.random_state = random_state
 
     def _check_parameters(self) -> tuple[float, float, float | None]:
@@ -366,9 +369,17 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             raise ValueError(f"X must have n_samples >= 2 rows; got n_samples = {n} (1 sample).")
         if d + int(bool(self.fit_intercept)) > MAX_FEATURES:
             raise ValueError(f"X must have at most {MAX_FEATURES - int(bool(self.fit_intercept))} features; got {d}.")
-        self.classes_ = np.unique(y)
-        if self.classes_.size < 2:
-            raise ValueError(f"y must hold at least 2 classes; got 1 class: {self.classes_[0]!r}.")
+        if self.classes is None:
+            self.classes_ = np.unique(y)
+            if self.classes_.size < 2:
+                raise ValueError(f"y must hold at least 2 classes; got 1 class: {self.classes_[0]!r}.")
+        else:
+            self.classes_ = np.unique(np.asarray(self.classes))
+            if self.classes_.size < 2 or self.classes_.size != len(self.classes):
+                raise ValueError(f"classes must list at least 2 distinct labels; got classes={self.classes!r}.")
+            unknown = np.setdiff1d(np.unique(y), self.classes_)
+            if unknown.size:
+                raise ValueError(f"y must take values in classes = {list(self.classes_)!r}; got {unknown[0]!r}.")
         return X, y
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> DPLogisticRegression:
@@ -431,7 +442,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                 f"step_size = {planned['step_size']:.6g} < 1/beta = {1.0 / c.smoothness:.6g}",
                 f"projection onto the ball ||theta|| <= {c.radius:.6g} after every step; start "
                 "Pi_C(N(0, 2 sigma^2/lambda I)), independent of the data",
-                "full-batch gradients; only the last iterate is released; hyper-parameters from public numbers"],
+                "full-batch gradients; only the last iterate is released; hyper-parameters from public numbers",
+                "the set of class labels is public: " + ("given as classes" if self.classes is not None else
+                                                          "taken from y (pass classes= to fix it in advance)")],
             "plan": planned["statement"],
             "text": (f"({accounted['epsilon']:.4g}, {delta:.3g})-DP for replace-one neighbours by "
                      f"{'Corollary 1 (last iterate)' if accounted['bound'] == 'corollary_1' else 'composition'}; "
