@@ -374,8 +374,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             if self.classes_.size < 2:
                 raise ValueError(f"y must hold at least 2 classes; got 1 class: {self.classes_[0]!r}.")
         else:
-            self.classes_ = np.unique(np.asarray(self.classes))
-            if self.classes_.size < 2 or self.classes_.size != len(self.classes):
+            given = np.asarray(self.classes).ravel()
+            self.classes_ = np.unique(given)
+            if self.classes_.size < 2 or self.classes_.size != given.size:
                 raise ValueError(f"classes must list at least 2 distinct labels; got classes={self.classes!r}.")
             unknown = np.setdiff1d(np.unique(y), self.classes_)
             if unknown.size:
