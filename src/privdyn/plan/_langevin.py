@@ -49,6 +49,10 @@ _ASSUMPTIONS = (
 )
 
 
+MAX_STEPS = 1_000_000
+"""The largest ``max_steps`` a plan at a given step size searches (every K up to it is evaluated)."""
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class _Constants:
     n: int
@@ -198,7 +202,7 @@ def langevin(*, n: int, d: int, strong_convexity: float, smoothness: float, lips
         epsilon, delta / zcdp: the budget.
         step_size: None (Lemma 6's η = λ/(2β²), the paper's Theorem 4 step), or a given η in (0, 1/β) and also
             <= 2/(λ + β): the number of steps then minimizes the distance-recursion bound (module docstring).
-        max_steps: with a given step_size, the most steps the plan may choose (an integer >= 1).
+        max_steps: with a given step_size, the most steps the plan may choose (an integer in [1, 10^6]).
 
     Returns:
         A :class:`LangevinPlan`: ``step_size``, ``noise_scale`` (σ), ``noise_std`` (√(2η)σ) and ``num_steps``;
@@ -226,6 +230,7 @@ def langevin(*, n: int, d: int, strong_convexity: float, smoothness: float, lips
     else:
         _check.scalar(step_size=step_size)
         _check.integer(minimum=1, max_steps=max_steps)
+        _check.at_most(MAX_STEPS, max_steps=max_steps)
         limit = min(1.0 / c.smoothness, 2.0 / (c.strong_convexity + c.smoothness))
         if not 0.0 < step_size < limit:
             raise ValueError(f"step_size must be in (0, min(1/smoothness, 2/(strong_convexity + smoothness))) = "

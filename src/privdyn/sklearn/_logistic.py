@@ -291,7 +291,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             :data:`RIDGE_GRID` (:func:`_choose_ridge`).
         coef_norm: B > 0, a public guess of the norm of a good model in those units (the largest absolute logit
             it reaches on a row at the bound); only ``ridge="auto"`` reads it.
-        max_iter: the most steps of noisy GD the planner may choose (an integer >= 1).
+        max_iter: the most steps of noisy GD the planner may choose (an integer in [1, 10^6]).
         classes: the public list of class labels, or None: the labels found in y, whose set is then treated as
             public (one row can add or remove a label that occurs once; ``privacy_["assumptions"]`` says so).
         random_state: None (fresh OS entropy, the default for a release), an int (reproducible) or a Generator.
@@ -354,6 +354,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         _check.scalar(coef_norm=self.coef_norm)
         _check.positive(coef_norm=self.coef_norm)
         _check.integer(minimum=1, max_iter=self.max_iter)
+        _check.at_most(1_000_000, max_iter=self.max_iter)  # the planner evaluates every K up to it
         return float(self.epsilon), float(self.feature_norm), ridge
 
     def _check_data(self, X: Any, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray]:
