@@ -36,6 +36,7 @@ run.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import math
@@ -447,7 +448,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                 "full-batch gradients; only the last iterate is released; hyper-parameters from public numbers",
                 "the set of class labels is public: " + ("given as classes" if self.classes is not None else
                                                           "taken from y (pass classes= to fix it in advance)")],
-            "plan": planned["statement"],
+            "plan": copy.deepcopy(planned["statement"]),
             "text": (f"({accounted['epsilon']:.4g}, {delta:.3g})-DP for replace-one neighbours by "
                      f"{'Corollary 1 (last iterate)' if accounted['bound'] == 'corollary_1' else 'composition'}; "
                      f"composition over the {planned['num_steps']} steps would give epsilon = "
