@@ -73,7 +73,8 @@ def test_composition_steps_stop_earlier_than_the_last_iterate_plan() -> None:
 
     x, y = datasets.load("fair")
     x = np.clip((x - x.mean(0)) / x.std(0), -2, 2) / 2
-    model = DPLogisticRegression(epsilon=1.0, feature_norm=math.sqrt(x.shape[1]), random_state=0).fit(x, y)
+    model = DPLogisticRegression(epsilon=1.0, feature_norm=math.sqrt(x.shape[1]), max_iter=1000,
+                                 random_state=0).fit(x, y)
     k = methods.composition_num_steps(n=len(y), parameters=x.shape[1] + 1, training=model.training_, epsilon=1.0,
-                                      delta=len(y) ** -1.1)
+                                      delta=len(y) ** -1.1, max_steps=model.training_["max_iter"])
     assert 1 <= k < model.training_["num_steps"]

@@ -292,7 +292,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             :data:`RIDGE_GRID` (:func:`_choose_ridge`).
         coef_norm: B > 0, a public guess of the norm of a good model in those units (the largest absolute logit
             it reaches on a row at the bound); only ``ridge="auto"`` reads it.
-        max_iter: the most steps of noisy GD the planner may choose (an integer in [1, 10^6]).
+        max_iter: the most steps of noisy GD the planner may choose (an integer in [1, 10^6]; 100 by default, as
+            scikit-learn's LogisticRegression). Each step is a full pass over the rows; the planner picks the ridge
+            for this budget of steps, so a larger ``max_iter`` buys a smaller ridge at a proportional cost in time.
         classes: the public list of class labels, or None: the labels found in y, whose set is then treated as
             public (one row can add or remove a label that occurs once; ``privacy_["assumptions"]`` says so).
         random_state: None (fresh OS entropy, the default for a release), an int (reproducible) or a Generator.
@@ -318,7 +320,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
                  fit_intercept: bool = True, ridge: float | str = "auto", coef_norm: float = 10.0,
-                 max_iter: int = 1000, classes: ArrayLike | None = None,
+                 max_iter: int = 100, classes: ArrayLike | None = None,
                  random_state: int | np.random.Generator | np.random.RandomState | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -420,6 +422,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         self.training_ = {"ridge": c.ridge, "smoothness": c.smoothness, "sensitivity": c.sensitivity,
                           "radius": c.radius, "lipschitz": c.lipschitz, "step_size": planned["step_size"],
                           "num_steps": planned["num_steps"], "noise_scale": planned["noise_scale"], "n": n,
+                          "max_iter": int(self.max_iter),
                           "width": width, "row_scale": 1.0 / radius, "predicted_risk": planned["predicted_risk"],
                           "predicted_risk_quantity": planned["quantity"]}
         loss_name = "logistic" if c.binary else "multinomial (softmax) cross-entropy"

@@ -150,7 +150,8 @@ def _opendp_noisy_gd(rows: np.ndarray, labels: np.ndarray, classes: int, trainin
     p = width if classes == 2 else classes * width
     eta, ridge = float(training["step_size"]), float(training["ridge"])
     sensitivity, radius = float(training["sensitivity"]), float(training["radius"])
-    k = composition_num_steps(n=n, parameters=p, training=training, epsilon=epsilon, delta=delta)
+    k = composition_num_steps(n=n, parameters=p, training=training, epsilon=epsilon, delta=delta,
+                              max_steps=int(training["max_iter"]))
     scale = _opendp_scale(sensitivity, k, p, epsilon, delta)
     composed = _opendp_measurement(scale, p, k)
     theta = np.zeros(p)
