@@ -56,6 +56,15 @@ def test_public_classes_fix_the_model_whatever_y_holds() -> None:
     assert "given as classes" in model.privacy_["assumptions"][-1]
 
 
+def test_default_step_budget_scales_with_the_work_per_step() -> None:
+    from privdyn.sklearn._logistic import default_max_iter
+
+    assert default_max_iter(455, 31) == 1000 and default_max_iter(100_000, 51) == 98
+    assert default_max_iter(10**9, 10**4) == 1
+    x, y = _data(n=200)
+    assert DPLogisticRegression(feature_norm=6.0, random_state=0).fit(x, y).training_["max_iter"] == 1000
+
+
 def test_reproducible_from_a_seed() -> None:
     x, y = _data()
     a = DPLogisticRegression(feature_norm=6.0, random_state=5).fit(x, y)

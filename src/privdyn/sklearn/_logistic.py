@@ -53,14 +53,27 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from privdyn import _check
 from privdyn.algorithms.noisy_gd import Loss
 
-__all__ = ["DPLogisticRegression", "MultinomialLoss", "RIDGE_GRID", "STEP_FRACTION", "account",
-           "classifier_expected_failed_checks"]
+__all__ = ["DPLogisticRegression", "MAX_ITER", "MultinomialLoss", "RIDGE_GRID", "STEP_FRACTION", "WORK_BUDGET",
+           "account", "classifier_expected_failed_checks", "default_max_iter"]
 
 STEP_FRACTION = 0.99
 """η = STEP_FRACTION/β: Corollary 1 needs η < 1/β strictly, and the planner's utility bound improves with η."""
 
 RIDGE_GRID = tuple(float(v) for v in np.geomspace(1e-4, 1.0, 17))
 """The ridges λ (in the units where rows lie in the unit ball) among which ``ridge="auto"`` chooses."""
+
+MAX_ITER = 1000
+"""The most steps ``max_iter=None`` allows."""
+
+WORK_BUDGET = 5 * 10**8
+"""``max_iter=None`` keeps K·n·p <= WORK_BUDGET (p parameters): the multiply-adds of one matrix-vector product per
+step, about a second of a CPU core for the two products of each step. Small data get :data:`MAX_ITER` steps."""
+
+
+def default_max_iter(n: int, parameters: int) -> int:
+    """The step budget of ``max_iter=None``: min(MAX_ITER, WORK_BUDGET // (n·p)), at least 1 (public numbers)."""
+    return max(1, min(MAX_ITER, WORK_BUDGET // (n * parameters)))
+
 
 DELTA_EXPONENT = 1.1
 """``delta=None`` means δ = 1/n^1.1 for n training rows."""
@@ -292,9 +305,11 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             :data:`RIDGE_GRID` (:func:`_choose_ridge`).
         coef_norm: B > 0, a public guess of the norm of a good model in those units (the largest absolute logit
             it reaches on a row at the bound); only ``ridge="auto"`` reads it.
-        max_iter: the most steps of noisy GD the planner may choose (an integer in [1, 10^6]; 100 by default, as
-            scikit-learn's LogisticRegression). Each step is a full pass over the rows; the planner picks the ridge
-            for this budget of steps, so a larger ``max_iter`` buys a smaller ridge at a proportional cost in time.
+        max_iter: the most steps of noisy GD the planner may choose (an integer in [1, 10^6]), or None: the
+            largest K <= 1000 with K·n·p <= 5·10^8 multiply-adds (p parameters; ``default_max_iter``, from public
+            numbers only): 1000 steps on small data, about 100 at n = 10^5, d = 50. Each step is a full pass over
+            the rows; the planner picks the ridge for this budget of steps, so a larger ``max_iter`` buys a smaller
+            ridge at a proportional cost in time.
         classes: the public list of class labels, or None: the labels found in y, whose set is then treated as
             public (one row can add or remove a label that occurs once; ``privacy_["assumptions"]`` says so).
         random_state: None (fresh OS entropy, the default for a release), an int (reproducible) or a Generator.
@@ -320,7 +335,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
                  fit_intercept: bool = True, ridge: float | str = "auto", coef_norm: float = 10.0,
-                 max_iter: int = 100, classes: ArrayLike | None = None,
+                 max_iter: int | None = None, classes: ArrayLike | None = None,
                  random_state: int | np.random.Generator | np.random.RandomState | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -356,8 +371,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             ridge = float(self.ridge)
         _check.scalar(coef_norm=self.coef_norm)
         _check.positive(coef_norm=self.coef_norm)
-        _check.integer(minimum=1, max_iter=self.max_iter)
-        _check.at_most(1_000_000, max_iter=self.max_iter)  # the planner evaluates every K up to it
+        if self.max_iter is not None:
+            _check.integer(minimum=1, max_iter=self.max_iter)
+            _check.at_most(1_000_000, max_iter=self.max_iter)  # the planner evaluates every K up to it
         return float(self.epsilon), float(self.feature_norm), ridge
 
     def _check_data(self, X: Any, y: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -399,7 +415,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         classes = int(self.classes_.size)
         rows, intercept_feature, radius = _project_rows(X, feature_norm, bool(self.fit_intercept))
         width = rows.shape[1]
-        planned = _plan(n, width, classes, epsilon, delta, ridge, float(self.coef_norm), int(self.max_iter))
+        max_iter = (default_max_iter(n, width if classes == 2 else classes * width) if self.max_iter is None
+                    else int(self.max_iter))
+        planned = _plan(n, width, classes, epsilon, delta, ridge, float(self.coef_norm), max_iter)
         c: _Constants = planned["constants"]
         labels = np.searchsorted(self.classes_, y)
         if c.binary:
@@ -422,7 +440,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         self.training_ = {"ridge": c.ridge, "smoothness": c.smoothness, "sensitivity": c.sensitivity,
                           "radius": c.radius, "lipschitz": c.lipschitz, "step_size": planned["step_size"],
                           "num_steps": planned["num_steps"], "noise_scale": planned["noise_scale"], "n": n,
-                          "max_iter": int(self.max_iter),
+                          "max_iter": max_iter,
                           "width": width, "row_scale": 1.0 / radius, "predicted_risk": planned["predicted_risk"],
                           "predicted_risk_quantity": planned["quantity"]}
         loss_name = "logistic" if c.binary else "multinomial (softmax) cross-entropy"
