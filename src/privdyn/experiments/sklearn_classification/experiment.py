@@ -73,8 +73,8 @@ class SklearnClassificationConfig(ExperimentConfig):
             raise ConfigError(f"feature_box must be > 0; got {self.feature_box}.")
         missing = missing_packages(self.datasets)
         if missing:
-            raise ConfigError(f"sklearn-classification needs the '{EXTRA}' extra and opendp, opacus (pip install "
-                              f"'privdyn[{EXTRA},torch]' opendp); missing: {', '.join(missing)}.")
+            raise ConfigError(f"sklearn-classification needs the '{EXTRA}' and 'torch' extras (pip install "
+                              f"'privdyn[{EXTRA},torch]'); missing: {', '.join(missing)}.")
 
 
 def _config(config: ExperimentConfig) -> SklearnClassificationConfig:
