@@ -50,6 +50,7 @@ from privdyn.audit.estimators import (
     PlanHSGDCanary,
     PlanLangevinCanary,
 )
+from privdyn.audit.logistic import DPLogisticRegressionCanary
 from privdyn.audit.noisy_sgd import NoisySGDLeastSquares
 from privdyn.audit.torch_optimizer import TorchDPSGDPoisson, TorchLambdaCGDFixedSize, TorchLambdaCGDPoisson
 from privdyn.privacy.labels import PrivacyLoss
@@ -416,7 +417,7 @@ MECHANISMS: dict[str, type[Mechanism]] = {
                               DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson, DPSGDBLTPoisson,
                               DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary, PlanDPSGDCanary,
                               PlanLangevinCanary, DPLinearRegressionPlanningShareCanary, PlanHSGDCanary,
-                              TorchLambdaCGDFixedSize,
+                              TorchLambdaCGDFixedSize, DPLogisticRegressionCanary,
                               TorchLambdaCGDPoisson, TorchDPSGDPoisson)
 }
 """Every audited mechanism by name, in the order of the table."""

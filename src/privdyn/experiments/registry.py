@@ -32,6 +32,7 @@ MODULES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "kan_training": ("kan-fig1-left", "kan-bounds"),
     "kan_identities": ("kan-identities", "kan-stability"),
     "sklearn_regression": ("sklearn-regression",),
+    "sklearn_classification": ("sklearn-classification",),
 })
 """Each experiment module of :mod:`privdyn.experiments` and the names of the experiments it defines."""
 
@@ -44,7 +45,7 @@ NAMES: tuple[str, ...] = (
 )
 """Every experiment name, in paper order (a paper's figures in figure order, then what goes beyond the paper)."""
 
-OPT_IN: tuple[str, ...] = ("sklearn-regression",)
+OPT_IN: tuple[str, ...] = ("sklearn-regression", "sklearn-classification")
 """Experiments run only when named (``privdyn run NAME``, ``--only NAME``): comparisons that need an optional extra
 or take long. ``privdyn reproduce`` without ``--only``, globs and ``EXPERIMENTS`` leave them out."""
 

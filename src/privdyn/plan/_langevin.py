@@ -11,6 +11,11 @@ steps K of Algorithm 1 (full-batch noisy GD, last iterate released) for a privac
   (2βL²/λ²)e^{−ληK} + 2βdσ²/λ. The plan takes η = λ/(2β²) (Theorem 4's step) and the K that minimizes this bound
   with σ calibrated *at that K*: with u = e^{−ληK/2}, A = 2βL²/λ² and B = 2βdS_g²/(λ²n²z), the bound is
   A·u² + B·(1 − u), minimized at u = B/(2A) (K rounded to the better neighbouring integer).
+* **A given step size** (``step_size``, any η < 1/β, e.g. near 1/β to converge in fewer steps than Lemma 6's
+  λ/(2β²) allows): the utility statement is then the distance recursion of projected noisy GD (:func:`_distance_bound`):
+  for η <= 2/(λ + β) and a minimizer θ* inside C, E‖θ_K − θ*‖² <= (1 − ηλ)^{2K} L²/λ² + 2dησ²/(1 − (1 − ηλ)²),
+  and E[𝓛(θ_K) − 𝓛(θ*)] <= (β/2)·E‖θ_K − θ*‖²; K is the integer in [1, ``max_steps``] that minimizes it with σ
+  calibrated at K.
 * **The paper's chooser** (Theorem 4, (ε, δ) form: σ² = 8L²(ε + 2 ln(1/δ))/(λε²n²), K* as printed) and the
   asymptotic Corollary 1 calibration (K → ∞: a guarantee for every K, at K*) are the runner-ups.
 """
@@ -42,6 +47,10 @@ _ASSUMPTIONS = (
     "theta_0 ~ Pi_C(N(0, 2 sigma^2 / lambda I)), independent of the data; step_size < 1/beta",
     "only the last iterate theta_K is released, after exactly num_steps steps",
 )
+
+
+MAX_STEPS = 1_000_000
+"""The largest ``max_steps`` a plan at a given step size searches (every K up to it is evaluated)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -76,12 +85,59 @@ def _choose(c: _Constants, zcdp: float) -> dict[str, Any]:
             "noise_std": math.sqrt(2.0 * eta) * sigma_at(k), "bound": bound(k), "bound_at": bound}
 
 
+def _distance_bound(c: _Constants, step_size: float, num_steps: Any, noise_scale: Any) -> np.ndarray:
+    """(β/2)·[(1 − ηλ)^{2K} L²/λ² + 2dησ²/(1 − (1 − ηλ)²)]: a bound on E[𝓛(θ_K) − 𝓛(θ*)] for projected noisy GD.
+
+    The map θ ↦ θ − η∇𝓛(θ) is a (1 − ηλ)-contraction for η <= 2/(λ + β) (λ-strongly convex, β-smooth 𝓛), the
+    projection onto C is non-expansive and fixes a minimizer θ* in C, and the noise √(2η)σZ is independent of the
+    past, so D_{k+1} = E‖θ_{k+1} − θ*‖² <= (1 − ηλ)² D_k + 2dησ²; D_0 <= L²/λ² (strong convexity and ‖∇𝓛‖ <= L
+    on C, since ∇𝓛(θ*) = 0); smoothness turns the distance into excess risk. A standard argument (it is not in
+    arXiv 2102.05855, whose Lemma 6 needs η <= λ/(2β²)).
+    """
+    lam, beta, L, d = c.strong_convexity, c.smoothness, c.lipschitz, c.d
+    q = 1.0 - step_size * lam
+    contraction = np.exp(2.0 * np.asarray(num_steps, dtype=float) * math.log(q))
+    floor = 2.0 * d * step_size * np.asarray(noise_scale, dtype=float) ** 2 / -math.expm1(2.0 * math.log(q))
+    return np.asarray(0.5 * beta * (contraction * L**2 / lam**2 + floor), dtype=float)
+
+
+def _choose_at_step(c: _Constants, zcdp: float, step_size: float, max_steps: int) -> dict[str, Any]:
+    """K in [1, max_steps] minimizing :func:`_distance_bound` at the given η, σ calibrated by Corollary 1 at K."""
+    lam, s, n = c.strong_convexity, c.sensitivity, c.n
+
+    def sigma_at(k: Any) -> Any:
+        return np.sqrt(s**2 * -np.expm1(-lam * step_size * np.asarray(k, dtype=float) / 2.0) / (lam * n**2 * zcdp))
+
+    ks = np.arange(1, max_steps + 1)
+    bounds = _distance_bound(c, step_size, ks, sigma_at(ks))
+    k = int(ks[int(np.argmin(bounds))])
+    sigma = float(sigma_at(k))
+
+    def bound(kk: Any) -> float:
+        return float(_distance_bound(c, step_size, np.asarray(kk), sigma))
+
+    return {"step_size": step_size, "num_steps": k, "noise_scale": sigma,
+            "noise_std": math.sqrt(2.0 * step_size) * sigma, "bound": float(bounds[k - 1]), "bound_at": bound}
+
+
+def _risk(c: _Constants, step_size: float, num_steps: Any, noise_scale: float, given_step: bool) -> Any:
+    """The utility bound the plan states: the distance recursion at a given step, else Lemma 6."""
+    if given_step:
+        value = _distance_bound(c, step_size, np.asarray(num_steps), noise_scale)
+        return float(value) if np.ndim(value) == 0 else value
+    return accountant.lemma6_excess_risk_bound(num_steps=num_steps, step_size=step_size, noise_scale=noise_scale,
+                                               lipschitz=c.lipschitz, strong_convexity=c.strong_convexity,
+                                               smoothness=c.smoothness, d=c.d)
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True, eq=False)
 class LangevinPlan(Plan):
     """A langevin plan; ``constants`` are the loss's (n, d, λ, β, L, S_g), ``budget`` the budget as given."""
 
     constants: _Constants
     budget: Budget
+    given_step_size: float | None = None
+    max_steps: int = 100_000
 
     def simulate(self, num_runs: int, seed: int = 0) -> Verification:
         """Noisy GD on the instance ℓ(θ; x) = (λ/2)‖θ − x‖² with data and C in the ball of radius L/(2λ).
@@ -115,6 +171,7 @@ class LangevinPlan(Plan):
     def pareto_front(self, budgets: Sequence[float] | None = None, *, num_points: int = 7) -> ParetoFront:
         """Lemma 6's bound at the chosen (η, K, σ) for each ε (or zCDP when no δ was given)."""
         _check.integer(minimum=2, num_points=num_points)
+        bound = "Lemma 6" if self.given_step_size is None else "the distance-recursion bound"
         b = self.budget
         name = "epsilon" if b.delta is not None else "zcdp"
         center = self.privacy.epsilon if name == "epsilon" and self.privacy.epsilon else b.zcdp
@@ -124,16 +181,18 @@ class LangevinPlan(Plan):
         risks, params = [], []
         for value in values.tolist():
             z = zcdp_for_epsilon(value, b.delta) if name == "epsilon" else value  # type: ignore[arg-type]
-            chosen = _choose(self.constants, z)
+            chosen = (_choose(self.constants, z) if self.given_step_size is None
+                      else _choose_at_step(self.constants, z, self.given_step_size, self.max_steps))
             risks.append(chosen["bound"])
             params.append({k: chosen[k] for k in ("step_size", "num_steps", "noise_scale")})
         return ParetoFront(budget_name=name, budgets=values, predicted=np.array(risks), quantity=self.quantity,
-                           hyperparameters=tuple(params), note="Lemma 6 at the Corollary 1 calibration per budget")
+                           hyperparameters=tuple(params), note=f"{bound} at the Corollary 1 calibration per budget")
 
 
 def langevin(*, n: int, d: int, strong_convexity: float, smoothness: float, lipschitz: float,
              sensitivity: float | None = None, epsilon: float | None = None, delta: float | None = None,
-             zcdp: float | None = None) -> LangevinPlan:
+             zcdp: float | None = None, step_size: float | None = None,
+             max_steps: int = 100_000) -> LangevinPlan:
     """Plan noisy GD (Algorithm 1 of arXiv 2102.05855) for (ε, δ) or a zCDP budget.
 
     Args:
@@ -141,6 +200,9 @@ def langevin(*, n: int, d: int, strong_convexity: float, smoothness: float, lips
         strong_convexity, smoothness, lipschitz: λ <= β and L of the per-example loss (all > 0).
         sensitivity: the total gradient sensitivity S_g (default 2L, replace-one neighbours).
         epsilon, delta / zcdp: the budget.
+        step_size: None (Lemma 6's η = λ/(2β²), the paper's Theorem 4 step), or a given η in (0, 1/β) and also
+            <= 2/(λ + β): the number of steps then minimizes the distance-recursion bound (module docstring).
+        max_steps: with a given step_size, the most steps the plan may choose (an integer in [1, 10^6]).
 
     Returns:
         A :class:`LangevinPlan`: ``step_size``, ``noise_scale`` (σ), ``noise_std`` (√(2η)σ) and ``num_steps``;
@@ -163,14 +225,23 @@ def langevin(*, n: int, d: int, strong_convexity: float, smoothness: float, lips
     b = budget(epsilon=epsilon, delta=delta, zcdp=zcdp)
     c = _Constants(n=int(n), d=int(d), strong_convexity=float(strong_convexity), smoothness=float(smoothness),
                    lipschitz=float(lipschitz), sensitivity=float(s))
-    chosen = _choose(c, b.zcdp)
+    if step_size is None:
+        chosen = _choose(c, b.zcdp)
+    else:
+        _check.scalar(step_size=step_size)
+        _check.integer(minimum=1, max_steps=max_steps)
+        _check.at_most(MAX_STEPS, max_steps=max_steps)
+        limit = min(1.0 / c.smoothness, 2.0 / (c.strong_convexity + c.smoothness))
+        if not 0.0 < step_size < limit:
+            raise ValueError(f"step_size must be in (0, min(1/smoothness, 2/(strong_convexity + smoothness))) = "
+                             f"(0, {limit!r}) (Corollary 1 needs step_size < 1/smoothness); got "
+                             f"step_size={step_size!r}.")
+        chosen = _choose_at_step(c, b.zcdp, float(step_size), int(max_steps))
     eta, k = chosen["step_size"], chosen["num_steps"]
     alternatives = []
     # the asymptotic calibration: valid for every K, run for the same K
     sigma_inf = math.sqrt(c.sensitivity**2 / (c.strong_convexity * c.n**2 * b.zcdp))
-    risk_inf = float(accountant.lemma6_excess_risk_bound(
-        num_steps=k, step_size=eta, noise_scale=sigma_inf, lipschitz=c.lipschitz,
-        strong_convexity=c.strong_convexity, smoothness=c.smoothness, d=c.d))
+    risk_inf = _risk(c, eta, k, sigma_inf, step_size is not None)
     alternatives.append(Alternative(
         name="asymptotic calibration (K -> infinity)", predicted_risk=risk_inf,
         hyperparameters={"step_size": eta, "num_steps": k, "noise_scale": sigma_inf},
@@ -190,9 +261,8 @@ def langevin(*, n: int, d: int, strong_convexity: float, smoothness: float, lips
                                             hyperparameters={}, note=f"not applicable: {exc}"))
     alternatives.sort(key=lambda a: a.predicted_risk)
     ks = np.unique(np.linspace(0, 2 * k, 101).round().astype(int))
-    curve = np.asarray(accountant.lemma6_excess_risk_bound(
-        num_steps=ks, step_size=eta, noise_scale=chosen["noise_scale"], lipschitz=c.lipschitz,
-        strong_convexity=c.strong_convexity, smoothness=c.smoothness, d=c.d), dtype=float)
+    curve = np.asarray(_risk(c, eta, ks, chosen["noise_scale"], step_size is not None), dtype=float)
+    bound_name = "the distance-recursion bound" if step_size is not None else "Lemma 6"
     statement = zcdp_statement(
         total_zcdp=b.zcdp, training_zcdp=b.zcdp, delta=b.delta, unit="one example (one record of the dataset)",
         neighboring=NeighboringRelation.REPLACE_ONE, sampler="full_batch",
@@ -206,9 +276,11 @@ def langevin(*, n: int, d: int, strong_convexity: float, smoothness: float, lips
         hyperparameters=hyper, per_step={}, predicted_risk=chosen["bound"], quantity="excess_empirical_risk_bound",
         method="theory",
         risk_curve={"times": ks.tolist(), "risk": curve.tolist(), "x_label": "steps k",
-                    "y_label": "Lemma 6 bound after k steps at the planned noise"},
+                    "y_label": f"{bound_name} after k steps at the planned noise"},
         alternatives=tuple(alternatives), privacy=statement,
         notes=(f"the guarantee holds for exactly num_steps = {k} steps (sigma is calibrated at K); the asymptotic "
                "calibration holds for every K",
-               "predicted_risk is an upper bound on the expected excess empirical risk (Lemma 6), not an estimate"),
-        search={"elapsed_s": time.perf_counter() - started}, constants=c, budget=b)
+               f"predicted_risk is an upper bound on the expected excess empirical risk ({bound_name}), not an "
+               "estimate"),
+        search={"elapsed_s": time.perf_counter() - started}, constants=c, budget=b,
+        given_step_size=None if step_size is None else float(step_size), max_steps=int(max_steps))

@@ -1,4 +1,6 @@
-"""Private linear regression for scikit-learn: :class:`DPLinearRegression` and :class:`AdaSSPRegression`.
+"""Private linear models for scikit-learn: :class:`DPLinearRegression`, :class:`AdaSSPRegression` and
+:class:`DPLogisticRegression` (noisy GD on the regularized logistic loss, last-iterate accounting,
+:mod:`privdyn.sklearn._logistic`).
 
 * :class:`DPLinearRegression` — one pass of clipped DP-GD (Bombari, Luo, Seroussi, Mondelli, arXiv 2505.16329,
   Algorithm 1 with the noise calibration of Proposition 4.1), its hyper-parameters chosen by the planner
@@ -22,6 +24,7 @@ from privdyn import _lazy
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "_dpgd": ("DPLinearRegression",),
     "_adassp": ("AdaSSPRegression",),
+    "_logistic": ("DPLogisticRegression", "classifier_expected_failed_checks"),
     "_base": ("expected_failed_checks",),
 }
 
@@ -31,3 +34,5 @@ if TYPE_CHECKING:
     from privdyn.sklearn._adassp import AdaSSPRegression as AdaSSPRegression
     from privdyn.sklearn._base import expected_failed_checks as expected_failed_checks
     from privdyn.sklearn._dpgd import DPLinearRegression as DPLinearRegression
+    from privdyn.sklearn._logistic import DPLogisticRegression as DPLogisticRegression
+    from privdyn.sklearn._logistic import classifier_expected_failed_checks as classifier_expected_failed_checks
