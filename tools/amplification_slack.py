@@ -3,7 +3,7 @@
 Usage (from the repository root)::
 
     python tools/amplification_slack.py compute ROUTE OUT.json   # ROUTE: spectral, conditional or estimate
-    python tools/amplification_slack.py report OUT_DIR A.json B.json ...   # table (stdout) and figure
+    python tools/amplification_slack.py report OUT_DIR A.json B.json ...   # table (stdout), merged JSON, figure
 
 ``compute`` evaluates one route at every grid point (Poisson sampling, delta = 1e-5) and writes one JSON record per
 point with its wall time; the conditional composition gets ``--timeout`` seconds per point (a point that does not
@@ -113,10 +113,11 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def report(out_dir: str, paths: list[str]) -> None:
     rows = _merged(paths)
-    print("| λ | r | κ | T | MC ε [lower, upper] | before: conditional | after: spectral | after: bound | "
-          "bound / MC upper | bound / MC lower | ≤ 1.5 |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| λ | r | κ | T | MC ε [lower, upper] | before (conditional) | after (bound) | after / MC upper | "
+          "after / MC lower | ≤ 1.5 |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     figure_points = []
+    counts: dict[str, int] = {}
     for key in sorted(rows, key=lambda k: (k[3], k[1], k[2], k[0])):
         lam, rate, kappa, steps = key
         row = rows[key]
@@ -131,17 +132,22 @@ def report(out_dir: str, paths: list[str]) -> None:
         cond_text = _fmt(cond_value) if cond_value is not None else (
             f"> {cond['timeout']:.0f} s" if "timeout" in cond else "-")
         ratio_hi = bound / lower if bound is not None and lower else None
-        ratio_lo = bound / upper if bound is not None and upper else None
+        ratio_lo = bound / upper if bound is not None and upper and math.isfinite(upper) else None
         verdict = "-" if ratio_hi is None else ("yes" if ratio_hi <= 1.5 else
                                                 ("no" if ratio_lo is not None and ratio_lo > 1.5 else "undecided"))
-        print(f"| {lam:g} | {rate:g} | {kappa:g} | {steps} | {_fmt(upper if upper is None else mc.get('lower'))}"
-              f" [{_fmt(lower)}, {_fmt(upper)}] | {cond_text} | {_fmt(spec_value)} | {_fmt(bound)} | "
-              f"{_fmt(ratio_lo)} | {_fmt(ratio_hi)} | {verdict} |")
-        if bound is not None and upper and lower and lam > 0:
+        if lam > 0:
+            counts[verdict] = counts.get(verdict, 0) + 1
+        print(f"| {lam:g} | {rate:g} | {kappa:g} | {steps} | [{_fmt(lower)}, {_fmt(upper)}] | {cond_text} | "
+              f"{_fmt(bound)} | {_fmt(ratio_lo)} | {_fmt(ratio_hi)} | {verdict} |")
+        if bound is not None and upper and lower and math.isfinite(upper) and lam > 0:
             winner = "spectral" if cond_value is None or (spec_value is not None and spec_value <= cond_value) \
                 else "conditional"
             figure_points.append((lam, rate, kappa, steps, bound / upper, bound / lower, winner, cond_value,
                                   spec_value, upper))
+    print(f"\nlambda > 0: bound / true epsilon <= 1.5 {counts}")
+    with open(f"{out_dir}/amplification-slack.json", "w") as handle:
+        json.dump([{**dict(zip(("lam", "rate", "kappa", "steps"), key, strict=True)), **rows[key]} for key in sorted(rows)],
+                  handle, indent=1)
     _figure(out_dir, figure_points)
 
 
@@ -154,7 +160,7 @@ def _figure(out_dir: str, points: list[tuple[Any, ...]]) -> None:
     fig, axes = plt.subplots(1, len(STEPS), figsize=(11, 4.2), sharey=True)
     markers = {0.01: "o", 0.05: "s", 0.3: "^"}
     colors = {1.0: "tab:red", 3.0: "tab:blue", 10.0: "tab:green"}
-    for ax, steps in zip(np.atleast_1d(axes), STEPS):
+    for ax, steps in zip(np.atleast_1d(axes), STEPS, strict=True):
         for lam, rate, kappa, t, lo, hi, winner, cond, _, upper in points:
             if t != steps:
                 continue

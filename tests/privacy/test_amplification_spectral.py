@@ -90,10 +90,8 @@ def test_lambda0_equals_dp_accounting_and_continuity(q, kappa, steps, delta):
     assert abs(at0 - reference) <= 0.01 * reference, (at0, reference)
     near0 = [_spectral(LambdaCGD(lam), **kw) for lam in (1e-6, 1e-3, 1e-2)]
     assert at0 <= near0[0] <= near0[1] <= near0[2] <= 1.05 * at0, (at0, near0)
-    for method in ("bound",):  # the route the allow-list uses; at kappa / ||C|| >= CONDITIONAL_BELOW it is spectral
-        if kappa / 1.0102 >= acc.CONDITIONAL_BELOW:
-            value = float(amplified_epsilon(LambdaCGD(0.01), sampler="poisson", method=method, **kw))
-            assert value <= 1.05 * at0
+    # the route the allow-list uses (below CONDITIONAL_FROM_RATE it is the spectral bound)
+    assert float(amplified_epsilon(LambdaCGD(0.01), sampler="poisson", method="bound", **kw)) == near0[2]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -156,22 +154,21 @@ def test_spectral_never_below_long_horizon_estimate_grid(lam, q, kappa, steps, d
 
 
 def test_bound_is_the_smaller_route_and_labelled():
-    kw = dict(noise_multiplier=1.0, sampling_prob=0.5, num_steps=6, delta=1e-3, sampler="poisson",
+    kw = dict(noise_multiplier=3.0, sampling_prob=0.95, num_steps=6, delta=1e-3, sampler="poisson",
               settings=BoundSettings(value_discretization_interval=1e-3))
     strategy = LambdaCGD(0.3)
-    assert acc.conditional_may_win(dominating_pair(strategy, noise_multiplier=1.0, sampling_prob=0.5,
+    assert acc.conditional_may_win(dominating_pair(strategy, noise_multiplier=3.0, sampling_prob=0.95,
                                                    num_steps=6))
     values = {m: amplified_epsilon(strategy, method=m, **kw) for m in ("bound", "spectral", "conditional")}
     assert all(v.guarantee is Guarantee.BOUND for v in values.values())
     assert float(values["bound"]) == min(float(values["spectral"]), float(values["conditional"]))
     winner = "spectral" if float(values["spectral"]) <= float(values["conditional"]) else "conditional composition"
     assert winner in values["bound"].source
-    # independent noise and large kappa / ||C||: the conditional composition is not evaluated
-    assert not acc.conditional_may_win(dominating_pair(Independent(), noise_multiplier=0.5, sampling_prob=0.1,
+    # independent noise, and rates below CONDITIONAL_FROM_RATE: the conditional composition is not evaluated
+    assert not acc.conditional_may_win(dominating_pair(Independent(), noise_multiplier=0.5, sampling_prob=1.0,
                                                        num_steps=10))
-    assert not acc.conditional_may_win(dominating_pair(LambdaCGD(0.5), noise_multiplier=
-                                                       2.0 * acc.CONDITIONAL_BELOW + 0.1, sampling_prob=0.1,
-                                                       num_steps=10))
+    assert not acc.conditional_may_win(dominating_pair(LambdaCGD(0.5), noise_multiplier=1.0,
+                                                       sampling_prob=0.99 * acc.CONDITIONAL_FROM_RATE, num_steps=10))
 
 
 def test_spectral_calibration_is_the_rescaled_lambda0_calibration():
