@@ -146,8 +146,9 @@ def report(out_dir: str, paths: list[str]) -> None:
                                   spec_value, upper))
     print(f"\nlambda > 0: bound / true epsilon <= 1.5 {counts}")
     with open(f"{out_dir}/amplification-slack.json", "w") as handle:
-        json.dump([{**dict(zip(("lam", "rate", "kappa", "steps"), key, strict=True)), **rows[key]} for key in sorted(rows)],
-                  handle, indent=1)
+        merged = [{**dict(zip(("lam", "rate", "kappa", "steps"), key, strict=True)), **rows[key]}
+                  for key in sorted(rows)]
+        json.dump(merged, handle, indent=1)
     _figure(out_dir, figure_points)
 
 

@@ -463,10 +463,10 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
     if biased:
         why = ("biased against correlated noise: independent noise is accounted by a PLD that is exact up to "
                "discretization, the correlated strategies by upper bounds (the amplified bound of Theorem F.8's pair, "
-               "arXiv 2605.12648, by conditional composition of mixture-of-Gaussians PLDs, arXiv 2310.15526, "
-               "measured 2-5x the Monte-Carlo estimate of epsilon on short horizons; for lambda-CGD under fixed-size "
-               "sampling the smaller of it and Theorem F.12). A correlated strategy ranked below independent noise "
-               "may still be better; one ranked above it is better by at least the margin shown")
+               "arXiv 2605.12648, measured within 10% of the Monte-Carlo estimate of epsilon where kappa / ||C||_2 "
+               ">= 2 and up to 10x above it where kappa / ||C||_2 < 1, docs/amplification.md; for lambda-CGD under "
+               "fixed-size sampling the smaller of it and Theorem F.12). A correlated strategy ranked below "
+               "independent noise may still be better; one ranked above it is better by at least the margin shown")
     elif len(ranked) == 1:
         why = "one strategy accountable here, nothing to rank"
     elif tight:
