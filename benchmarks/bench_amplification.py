@@ -82,7 +82,7 @@ def _calibrate_lambda0(s: dict[str, float]) -> float:
 
     return float(dp_accounting.calibrate_dp_mechanism(
         dp_accounting.pld.PLDAccountant, event, s["epsilon"], s["delta"],
-        dp_accounting.LowerEndpointAndGuess(0.1, 1.0), tol=1e-3))
+        dp_accounting.ExplicitBracketInterval(0.5, 2.0), tol=1e-3))
 
 
 def _agree_calibration(candidate: float, reference: float) -> None:

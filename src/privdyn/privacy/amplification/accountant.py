@@ -51,7 +51,7 @@ METHODS = ("bound", "spectral", "conditional", "estimate")
 CONDITIONAL_FROM_RATE = 0.9
 """``method="bound"`` also evaluates the conditional composition at sampling rates from this on: below it the spectral
 bound was smaller at every point compared (``docs/amplification.md``, Section 4), and the conditional composition
-costs seconds to minutes; at rates near 1 it was smaller by up to 3%."""
+costs seconds to minutes; at rates near 1 it was smaller by up to 3.5%."""
 
 _MMCC = "Choquette-Choo, Ganesh, Steinke & Thakurta, arXiv 2310.15526"
 
