@@ -81,9 +81,11 @@ def test_operator_norm_bound_rejects_bad_coefficients_and_caps_long_horizons():
 # ---------------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("q,kappa,steps,delta", [(0.012, 1.2, 900, 1e-3), (0.01, 1.0, 1000, 1e-5),
-                                                 (0.3, 10.0, 100, 1e-5), (0.05, 3.0, 1000, 1e-6)])
-def test_lambda0_equals_dp_accounting_and_continuity(q, kappa, steps, delta):
+CONTINUITY_QUICK = [(0.012, 1.2, 900, 1e-3), (0.3, 10.0, 100, 1e-5)]
+CONTINUITY_SLOW = [(0.01, 1.0, 1000, 1e-5), (0.05, 3.0, 1000, 1e-6), (0.001, 0.7, 20_000, 1e-6)]
+
+
+def _check_continuity(q, kappa, steps, delta):
     reference = _pld_epsilon(q, kappa, steps, delta)
     kw = dict(noise_multiplier=kappa, sampling_prob=q, num_steps=steps, delta=delta)
     at0 = _spectral(LambdaCGD(0.0), **kw)
@@ -94,27 +96,39 @@ def test_lambda0_equals_dp_accounting_and_continuity(q, kappa, steps, delta):
     assert float(amplified_epsilon(LambdaCGD(0.01), sampler="poisson", method="bound", **kw)) == near0[2]
 
 
+@pytest.mark.parametrize("q,kappa,steps,delta", CONTINUITY_QUICK)
+def test_lambda0_equals_dp_accounting_and_continuity(q, kappa, steps, delta):
+    _check_continuity(q, kappa, steps, delta)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("q,kappa,steps,delta", CONTINUITY_SLOW)
+def test_lambda0_equals_dp_accounting_and_continuity_grid(q, kappa, steps, delta):
+    _check_continuity(q, kappa, steps, delta)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Never below the Monte-Carlo lower confidence bound
 # ---------------------------------------------------------------------------------------------------------------
 
-SHORT_QUICK = [(LambdaCGD(0.5), 1.0, 0.3, 10, 1e-2), (SquareRoot(), 1.5, 0.2, 8, 1e-2)]
-SHORT_SLOW = [(LambdaCGD(0.9), 2.0, 0.1, 12, 1e-3), (BufferedToeplitz([0.9, 0.5], [0.3, 0.2]), 1.0, 0.3, 8, 1e-2),
+SHORT_QUICK = [(LambdaCGD(0.5), 1.0, 0.3, 8, 1e-2), (SquareRoot(), 1.5, 0.2, 6, 1e-2)]
+SHORT_SLOW = [(LambdaCGD(0.5), 1.0, 0.3, 10, 1e-2), (SquareRoot(), 1.5, 0.2, 8, 1e-2),
+              (LambdaCGD(0.9), 2.0, 0.1, 12, 1e-3), (BufferedToeplitz([0.9, 0.5], [0.3, 0.2]), 1.0, 0.3, 8, 1e-2),
               (Toeplitz([1.0, 0.6, 0.3]), 0.8, 0.5, 8, 1e-2), (BandedInverse([1.0, -0.4, -0.2]), 1.5, 0.1, 10, 1e-3),
               (LambdaCGD(0.3), 0.7, 0.05, 12, 1e-3), (LambdaCGD(0.7), 3.0, 1.0, 8, 1e-2)]
 
 
-def _check_short(strategy, kappa, q, steps, delta, seed):
+def _check_short(strategy, kappa, q, steps, delta, seed, samples=40_000):
     # z from a 0.999 one-sided level, Bonferroni over the epsilon grid and both directions (monte_carlo_epsilon)
     pair = dominating_pair(strategy, noise_multiplier=kappa, sampling_prob=q, num_steps=steps)
-    mc = monte_carlo_epsilon(pair, delta=delta, num_samples=40_000, rng=np.random.default_rng(seed))
+    mc = monte_carlo_epsilon(pair, delta=delta, num_samples=samples, rng=np.random.default_rng(seed))
     bound = _spectral(strategy, noise_multiplier=kappa, sampling_prob=q, num_steps=steps, delta=delta)
     assert bound >= mc.epsilon_lower, (strategy, bound, mc)
 
 
 @pytest.mark.parametrize("strategy,kappa,q,steps,delta", SHORT_QUICK)
 def test_spectral_never_below_monte_carlo(strategy, kappa, q, steps, delta):
-    _check_short(strategy, kappa, q, steps, delta, seed=21)
+    _check_short(strategy, kappa, q, steps, delta, seed=21, samples=20_000)
 
 
 @pytest.mark.slow
@@ -154,11 +168,11 @@ def test_spectral_never_below_long_horizon_estimate_grid(lam, q, kappa, steps, d
 
 
 def test_bound_is_the_smaller_route_and_labelled():
-    kw = dict(noise_multiplier=3.0, sampling_prob=0.95, num_steps=6, delta=1e-3, sampler="poisson",
+    kw = dict(noise_multiplier=3.0, sampling_prob=0.95, num_steps=4, delta=1e-3, sampler="poisson",
               settings=BoundSettings(value_discretization_interval=1e-3))
     strategy = LambdaCGD(0.3)
     assert acc.conditional_may_win(dominating_pair(strategy, noise_multiplier=3.0, sampling_prob=0.95,
-                                                   num_steps=6))
+                                                   num_steps=4))
     values = {m: amplified_epsilon(strategy, method=m, **kw) for m in ("bound", "spectral", "conditional")}
     assert all(v.guarantee is Guarantee.BOUND for v in values.values())
     assert float(values["bound"]) == min(float(values["spectral"]), float(values["conditional"]))
