@@ -100,7 +100,7 @@ def test_ranking_says_it_is_biased_against_correlated_noise(plan) -> None:
     risks = [plan.predicted_risk] + [a.predicted_risk for a in plan.alternatives]
     assert risks == sorted(risks)
     assert plan.ranking["biased_against_correlated"] is True and "biased against correlated" in plan.ranking["text"]
-    assert "2-5x the Monte-Carlo estimate" in plan.ranking["text"] and "provisional" not in plan.summary()
+    assert "of the Monte-Carlo estimate of epsilon" in plan.ranking["text"] and "provisional" not in plan.summary()
     assert plan.ranking["accountants"] == {spec: ("dp_accounting_pld" if spec == "independent" else "amplified_bound")
                                            for spec in _BY_SPEC}
     assert {a.hyperparameters["calibration_rtol"] for a in plan.alternatives} == {_dpsgd.RANKING_RTOL}

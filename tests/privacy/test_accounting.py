@@ -118,7 +118,7 @@ def test_dispatcher_returns_exactly_the_amplified_bound(strategy, sampler, neigh
                                sampler=sampler, settings=_coarse())
     assert loss.value == oracle.value and 0 < loss.value < math.inf
     assert (loss.sampler, loss.neighboring.value) == (sampler, neighboring)
-    assert loss.guarantee is Guarantee.BOUND and "mixture-of-Gaussians" in loss.source
+    assert loss.guarantee is Guarantee.BOUND and loss.source.startswith(oracle.source)
     if neighboring == "zero_out" and sampler == "poisson":
         assert "same pair as add-remove" in loss.source
     assert accounting.dpsgd_epsilon(strategy, noise_multiplier=0.0, sampler=sampler, neighboring=neighboring,
@@ -142,7 +142,7 @@ def test_lambda_cgd_fixed_size_reports_the_smaller_of_the_amplified_bound_and_th
     assert ("Theorem F.12" in loss.source) == (f12.value < amplified.value)
     assert amplified.value < f12.value  # the amplified bound is the tighter one here (docs/amplification.md)
     # beyond F.12's range (epsilon > 1) the amplified bound alone accounts the run: no refusal any more
-    alone = accounting.dpsgd_epsilon(strategy, noise_multiplier=3.0, sampler="fixed_size", neighboring="zero_out",
+    alone = accounting.dpsgd_epsilon(strategy, noise_multiplier=1.0, sampler="fixed_size", neighboring="zero_out",
                                      **TINY)
     assert alone.value > 1.0 and "Theorem F.12" not in alone.source
 

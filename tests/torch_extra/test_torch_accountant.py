@@ -65,7 +65,7 @@ def test_mid_run_epsilon_accounts_the_steps_taken():
                                  batch_size=BATCH, noise_multiplier=200.0)
     accountant.step(5)
     loss = accountant.privacy_spent(DELTA)
-    assert float(loss) == float(accountant.epsilon(5, DELTA)) and "mixture-of-Gaussians" in loss.source
+    assert float(loss) == float(accountant.epsilon(5, DELTA)) and "Theorem F.8 pair" in loss.source
     assert 0.0 < float(loss) < float(accountant.epsilon(STEPS, DELTA))
 
 

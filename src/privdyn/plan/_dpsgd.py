@@ -32,9 +32,10 @@ prediction of training loss.
 ranking compares like with like (one κ unit, one relation). Under fixed-size sampling with zero-out neighbours and
 under Poisson sampling, independent noise is accounted by dp-accounting's PLD of the Poisson-subsampled Gaussian
 (tight: exact up to discretization), and λ-CGD, banded-inverse, Toeplitz and BLT noise by the amplified bound of
-:mod:`privdyn.privacy.amplification` (Theorem F.8's pair by conditional composition of mixture-of-Gaussians PLDs,
-arXiv 2310.15526; for λ-CGD under fixed-size sampling, the smaller of it and Theorem F.12). The amplified bound is a
-valid upper bound but not tight: on short horizons it is 2–5× the Monte-Carlo estimate of the same pair's ε. A ranking
+:mod:`privdyn.privacy.amplification` (Theorem F.8's pair, dominated by the Poisson-subsampled Gaussian at noise
+multiplier κ/‖C‖₂; for λ-CGD under fixed-size sampling, the smaller of it and Theorem F.12). The amplified bound is a
+valid upper bound, within a few per cent of the Monte-Carlo estimate of the same pair's ε where κ/‖C‖₂ ≥ 2 and up to
+10× above it where κ/‖C‖₂ < 1 at small sampling rates. A ranking
 that sets a correlated strategy (a bound) against independent noise (a tight PLD) is therefore **biased against the
 correlated strategy**: a correlated strategy that ranks below independent noise may still be better, one that ranks
 above it is better by at least the margin shown. The plan says so whenever its ranking mixes the two.
@@ -463,10 +464,10 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
     if biased:
         why = ("biased against correlated noise: independent noise is accounted by a PLD that is exact up to "
                "discretization, the correlated strategies by upper bounds (the amplified bound of Theorem F.8's pair, "
-               "arXiv 2605.12648, by conditional composition of mixture-of-Gaussians PLDs, arXiv 2310.15526, "
-               "measured 2-5x the Monte-Carlo estimate of epsilon on short horizons; for lambda-CGD under fixed-size "
-               "sampling the smaller of it and Theorem F.12). A correlated strategy ranked below independent noise "
-               "may still be better; one ranked above it is better by at least the margin shown")
+               "arXiv 2605.12648, measured within 10% of the Monte-Carlo estimate of epsilon where kappa / ||C||_2 "
+               ">= 2 and up to 10x above it where kappa / ||C||_2 < 1, docs/amplification.md; for lambda-CGD under "
+               "fixed-size sampling the smaller of it and Theorem F.12). A correlated strategy ranked below "
+               "independent noise may still be better; one ranked above it is better by at least the margin shown")
     elif len(ranked) == 1:
         why = "one strategy accountable here, nothing to rank"
     elif tight:

@@ -33,9 +33,11 @@ toeplitz, blt      poisson     add_remove   amplified bound                     
 =================  ==========  ===========  =============================================================  =====
 
 **The amplified bound** (:func:`privdyn.privacy.amplification.amplified_epsilon`, ``method="bound"``) bounds the
-Theorem F.8 dominating pair of Wang et al. (arXiv 2605.12648v1, Appendix F.2) by conditional composition of
-mixture-of-Gaussians PLDs (Choquette-Choo, Ganesh, Steinke & Thakurta, ICLR 2024, arXiv 2310.15526), in both
-directions of the pair. It holds for any lower-triangular Toeplitz encoder when the differing record joins each step
+Theorem F.8 dominating pair of Wang et al. (arXiv 2605.12648v1, Appendix F.2), in both directions, by the smaller of
+the spectral bound (the pair is a post-processing of the Poisson-subsampled Gaussian at noise multiplier
+``kappa / ||C||_2``, dp-accounting's PLD; :mod:`privdyn.privacy.amplification.spectral`) and, at sampling rates from
+0.9 on, the conditional composition of mixture-of-Gaussians PLDs (Choquette-Choo, Ganesh, Steinke & Thakurta, ICLR
+2024, arXiv 2310.15526). It holds for any lower-triangular Toeplitz encoder when the differing record joins each step
 independently with probability ``r = B / n``: fixed-size batches drawn afresh at every step (zero-out neighbours, as
 Theorem F.8 states) and Poisson sampling (add-remove neighbours, the same proof). **Poisson sampling with zero-out
 neighbours is the same pair as with add-remove**: in both cases the differing record joins each step independently

@@ -1,13 +1,13 @@
 """kan-fig1-left's calibrated noise multipliers: kappa(lambda) by one accountant, shipped as data.
 
 Every kappa of the calibrated panel comes from :func:`privdyn.privacy.amplification.amplified_noise_multiplier`
-(conditional composition of mixture-of-Gaussians PLDs over the Theorem F.8 pair of Wang et al., arXiv 2605.12648v1;
-Choquette-Choo, Ganesh, Steinke & Thakurta, arXiv 2310.15526), with fixed-size batches drawn afresh at every step
+(the amplified bound on the Theorem F.8 pair of Wang et al., arXiv 2605.12648v1: at these sampling rates the
+spectral bound, docs/amplification.md), with fixed-size batches drawn afresh at every step
 and zero-out neighbours, for lambda = 0 as for lambda > 0. At lambda = 0 the F.8 pair is the Poisson-subsampled
 Gaussian at rate B / n and the bound is dp-accounting's PLD of that mechanism (no bad event is spent).
 
-One calibration takes from seconds (lambda = 0) to several minutes (lambda = 0.9), so the quick config reads the
-entries of ``data/fig1_left_kappas.json``; the full config computes them (and the experiment checks that a computed
+One calibration takes seconds (minutes with the conditional composition used before), so the quick config reads
+the entries of ``data/fig1_left_kappas.json``; the full config computes them (and the experiment checks that a computed
 entry agrees with the shipped one). Regenerate the file with::
 
     python -m privdyn.experiments.kan_training.kappas [--rtol 0.01] [--out PATH]

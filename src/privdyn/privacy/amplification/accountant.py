@@ -4,7 +4,13 @@ One entry point for the Theorem F.8 pair (Wang et al., arXiv 2605.12648v1) of an
 :mod:`privdyn.privacy.correlated` under fixed-size per-step batches (``zero_out`` neighbours) or Poisson sampling
 (``add_remove`` neighbours):
 
-* ``method="bound"`` (label ``bound``): conditional composition of mixture-of-Gaussians PLDs (Choquette-Choo,
+* ``method="bound"`` (label ``bound``): the smaller of the two formal upper bounds below, each valid on its own (the
+  minimum of valid upper bounds on the same epsilon at the same delta is one); the conditional composition is
+  evaluated only where it can win (:func:`conditional_may_win`), which decides speed, never validity.
+* ``method="spectral"`` (label ``bound``): the pair is a post-processing of the Poisson-subsampled Gaussian with
+  noise multiplier ``kappa / ||C||_2`` (:mod:`privdyn.privacy.amplification.spectral`), accounted by
+  dp-accounting's PLD; equal to it at lambda = 0 and continuous in the strategy's coefficients.
+* ``method="conditional"`` (label ``bound``): conditional composition of mixture-of-Gaussians PLDs (Choquette-Choo,
   Ganesh, Steinke & Thakurta, ICLR 2024, arXiv 2310.15526), both directions of the pair, with the bad-event
   probability spent from delta (:mod:`privdyn.privacy.amplification.conditional`).
 * ``method="estimate"`` (label ``estimate``): a Monte-Carlo upper confidence bound from the pair, with its exact
@@ -32,14 +38,20 @@ from privdyn.privacy.amplification.pair import (
     dominating_pair,
     validate_sampler,
 )
+from privdyn.privacy.amplification.spectral import spectral_epsilon
 from privdyn.privacy.labels import Guarantee, PrivacyLoss
 
 if TYPE_CHECKING:  # the strategies import scipy through privdyn.rng: keep `import privdyn.privacy` light
     from privdyn.privacy.correlated import Strategy
 
-__all__ = ["METHODS", "amplified_epsilon", "amplified_noise_multiplier"]
+__all__ = ["METHODS", "CONDITIONAL_FROM_RATE", "amplified_epsilon", "amplified_noise_multiplier", "conditional_may_win"]
 
-METHODS = ("bound", "estimate")
+METHODS = ("bound", "spectral", "conditional", "estimate")
+
+CONDITIONAL_FROM_RATE = 0.9
+"""``method="bound"`` also evaluates the conditional composition at sampling rates from this on: below it the spectral
+bound was smaller at every point compared (``docs/amplification.md``, Section 4), and the conditional composition
+costs seconds to minutes; at rates near 1 it was smaller by up to 3.5%."""
 
 _MMCC = "Choquette-Choo, Ganesh, Steinke & Thakurta, arXiv 2310.15526"
 
@@ -51,10 +63,41 @@ def _delta(delta: Any) -> float:
     return float(delta)
 
 
-def _bound_epsilon(pair: Any, delta: float, settings: conditional.BoundSettings) -> float:
+def _conditional_epsilon(pair: Any, delta: float, settings: conditional.BoundSettings) -> float:
     bound = conditional.conditional_bound(pair, delta, settings)
     pld = conditional.pld_of_bound(bound, pair.noise_multiplier, settings)
     return float(pld.get_epsilon_for_delta(delta - bound.bad_event_prob))
+
+
+def conditional_may_win(pair: DominatingPair) -> bool:
+    """Whether ``method="bound"`` also evaluates the conditional composition (a speed rule, not a validity one).
+
+    True when the sampling rate is at least :data:`CONDITIONAL_FROM_RATE`, unless the strategy is independent noise
+    (``|C| = c_0 I``: the spectral bound is then dp-accounting's PLD of the pair itself).
+    """
+    if int(np.count_nonzero(pair.coefficients)) <= 1:
+        return False
+    return pair.sampling_prob >= CONDITIONAL_FROM_RATE
+
+
+def _bound_epsilon(pair: DominatingPair, delta: float, settings: conditional.BoundSettings,
+                   method: str = "bound") -> tuple[float, str]:
+    """epsilon of the requested bound route(s) and the name of the route that gave it."""
+    candidates: dict[str, float] = {}
+    if method in ("bound", "spectral"):
+        candidates["spectral"] = spectral_epsilon(pair, delta, settings.value_discretization_interval)
+    if method == "conditional" or (method == "bound" and conditional_may_win(pair)):
+        candidates["conditional"] = _conditional_epsilon(pair, delta, settings)
+    route = min(candidates, key=lambda name: candidates[name])
+    return candidates[route], route
+
+
+def _route_source(route: str, settings: conditional.BoundSettings) -> str:
+    if route == "spectral":
+        return (f"spectral bound: post-processing of the Poisson-subsampled Gaussian at noise multiplier "
+                f"kappa/||C||_2, dp-accounting PLD (discretization {settings.value_discretization_interval:g})")
+    return (f"conditional composition of mixture-of-Gaussians PLDs ({_MMCC}), dp-accounting PLD, bad events "
+            f"{settings.bad_event_fraction:g} * delta")
 
 
 def amplified_epsilon(strategy: Strategy, *, noise_multiplier: float, sampling_prob: float, num_steps: int,
@@ -72,8 +115,9 @@ def amplified_epsilon(strategy: Strategy, *, noise_multiplier: float, sampling_p
         delta: in (0, 1).
         sampler: ``"fixed_size"`` (batches of B drawn without replacement independently at every step; zero-out
             neighbours) or ``"poisson"`` (add-remove neighbours). ``"shuffle"`` is refused.
-        method: ``"bound"`` (a formal upper bound) or ``"estimate"`` (a Monte-Carlo upper confidence bound at level
-            ``confidence``; needs ``rng``, and lambda-CGD when ``num_steps > 16``).
+        method: ``"bound"`` (the smaller of the formal upper bounds ``"spectral"`` and ``"conditional"``), one of
+            those two alone, or ``"estimate"`` (a Monte-Carlo upper confidence bound at level ``confidence``; needs
+            ``rng``, and lambda-CGD when ``num_steps > 16``).
         settings: the bound's numerical settings (default :class:`~conditional.BoundSettings`).
         num_samples, confidence, rng: the estimate's draws per direction, level and generator.
 
@@ -87,13 +131,11 @@ def amplified_epsilon(strategy: Strategy, *, noise_multiplier: float, sampling_p
                            num_steps=num_steps)
     common = (f"{PAPER}, Theorem F.8 pair for {pair.strategy}, sampler {sampler!r}, "
               f"{NEIGHBORING[sampler].value} neighbours, kappa on the summed clipped gradients")
-    if method == "bound":
+    if method != "estimate":
         settings = conditional.BoundSettings() if settings is None else settings
-        value = _bound_epsilon(pair, dlt, settings)
+        value, route = _bound_epsilon(pair, dlt, settings, method)
         return PrivacyLoss(value=value, guarantee=Guarantee.BOUND, quantity="epsilon",
-                           neighboring=NEIGHBORING[sampler],
-                           source=f"{common}; conditional composition of mixture-of-Gaussians PLDs ({_MMCC}), "
-                                  f"dp-accounting PLD, bad events {settings.bad_event_fraction:g} * delta")
+                           neighboring=NEIGHBORING[sampler], source=f"{common}; {_route_source(route, settings)}")
     if rng is None:
         raise ValueError("method='estimate' needs rng (a numpy.random.Generator); got rng=None.")
     estimate = monte_carlo_epsilon(pair, delta=dlt, num_samples=num_samples, rng=rng, confidence=confidence)
@@ -146,17 +188,21 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
     guess = float(initial) if initial is not None else _initial_guess(strategy, epsilon, dlt, sampling_prob,
                                                                        num_steps)
     target = f"calibrated to epsilon={float(epsilon)!r}, delta={dlt!r} (rtol {float(rtol):g})"
-    if method == "bound":
+    if method != "estimate":
+        routes: dict[float, str] = {}
+
         def fn(kappa: float) -> float:
             pair = dominating_pair(strategy, noise_multiplier=kappa, sampling_prob=sampling_prob,
                                    num_steps=num_steps)
-            return _bound_epsilon(pair, dlt, settings)
+            value, routes[kappa] = _bound_epsilon(pair, dlt, settings, method)
+            return value
 
         kappa = smallest_safe(fn, float(epsilon), guess, float(rtol))
+        route = routes[min(routes, key=lambda k: abs(k - kappa))]
         return PrivacyLoss(value=kappa, guarantee=Guarantee.BOUND, quantity="noise_multiplier",
                            neighboring=NEIGHBORING[sampler],
-                           source=f"{PAPER}, Theorem F.8 pair for {strategy!r}, sampler {sampler!r}; conditional "
-                                  f"composition ({_MMCC}); {target}")
+                           source=f"{PAPER}, Theorem F.8 pair for {strategy!r}, sampler {sampler!r}; "
+                                  f"{_route_source(route, settings)}; {target}")
     if rng is None:
         raise ValueError("method='estimate' needs rng (a numpy.random.Generator); got rng=None.")
     if not isinstance(rng, np.random.Generator):
