@@ -246,7 +246,7 @@ class Fig8(Experiment[Fig8Config]):
                 res = _best_or_tied("harmonic", {lab: float(np.mean(runs[lab])) for lab in labels}, runs)
                 measured = {"harmonic": res["target"], res["best_other"]: res["best_value"], "ratio": res["ratio"]}
                 note = (f"best or tied := harmonic ≤ (1 + {TIE_RELATIVE:g}) × best other schedule + {Z_SCORE:g} "
-                        f"paired SE; dataset {used}"
+                        f"paired SE (standard_error: the paired SE against each other schedule); dataset {used}"
                         + (f" (bundled substitute for {requested}, not cached)" if substitute else ""))
                 if not res["passed"]:
                     note += (f". The claim fails at n = {p['n']}: harmonic {res['target']:.4g} vs "
@@ -254,7 +254,7 @@ class Fig8(Experiment[Fig8Config]):
                 checks.append(Check(
                     name=f"harmonic_remains_optimal dataset={used} n={p['n']}", kind=CLAIM,
                     claim="on real data the harmonic schedule remains optimal (Section 5.3, Fig. 8)", expected=None,
-                    measured=measured, standard_error=res["standard_error"], tolerance=TIE_RELATIVE,
+                    measured=measured, standard_error=res["standard_errors"], tolerance=TIE_RELATIVE,
                     passed=res["passed"], note=note))
             edges = [f"n={p['n']} {labels[i]}: {','.join(r['at_grid_edge'])}" for p in points
                      for i, r in enumerate(p["schedules"]) if r["at_grid_edge"]]
