@@ -10,7 +10,9 @@ the calibration seeds (``privdyn.experiments.power.CALIBRATION_SEEDS``). For eve
 ``standard_error``) of every experiment present in all the folders, the SEs over the folders are reduced to a
 :class:`~privdyn.experiments.power.Calibration` (:func:`~privdyn.experiments.power.calibrate`) and printed as a line
 of the table, with the cap and the factor cap / s as a comment. ``N``, the runs behind an experiment's SEs, is taken
-from the entries already in the table; ``--runs`` gives it for an experiment that has none (or overrides it).
+from the entries already in the table; ``--runs EXPERIMENT=N`` gives it for an experiment that has none (or
+overrides it), ``--runs EXPERIMENT=formula`` for SEs computed from a formula. A check whose SE was 0 at every seed
+(no sampling variation seen) is printed with a warning: its cap is stated by hand, with the reason.
 
 With ``--check`` nothing is printed but, per check, the largest SE / cap over the folders; the exit status is 1 when
 any SE exceeds its cap (use it on out-of-sample seeds, e.g. 0–4, to confirm the caps).
@@ -46,6 +48,17 @@ def _standard_errors(folders: list[Path]) -> tuple[dict[tuple[str, str], list[fl
     return found, seeds
 
 
+def _rounded(x: float, digits: int, up: bool) -> str:
+    """``x`` to ``digits`` significant digits, rounded up (the SE scale) or down (the degrees of freedom): the printed
+    table never states a smaller cap than the calibration gives."""
+    if x == 0 or math.isinf(x):
+        return "math.inf" if math.isinf(x) else "0.0"
+    unit = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    scaled = x / unit
+    steps = math.ceil(scaled - 1e-9) if up else math.floor(scaled + 1e-9)
+    return f"{steps * unit:.{digits}g}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+", type=Path)
@@ -66,10 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     outside = sorted(set(seeds) - set(CALIBRATION_SEEDS))
     if outside:
         print(f"warning: seeds {outside} are not calibration seeds", file=sys.stderr)
-    runs = {key[0]: value.runs for key, value in QUICK_SE_CALIBRATION.items()}
+    runs: dict[str, int | None] = {key[0]: value.runs for key, value in QUICK_SE_CALIBRATION.items()}
     for item in args.runs:
         experiment, _, count = item.partition("=")
-        runs[experiment] = int(count)
+        runs[experiment] = None if count == "formula" else int(count)
     current = None
     for (experiment, name), values in sorted(found.items()):
         if experiment not in runs:
@@ -78,11 +91,15 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{experiment} / {name}: found in {len(values)} of {len(args.folders)} folders")
         c = calibrate(values, runs=runs[experiment])
         if experiment != current:
-            print(f"    # {experiment} (N = {runs[experiment]})")
+            print(f"    # {experiment} (N = {runs[experiment] or 'none: SEs from a formula'})")
             current = experiment
         factor = c.cap / c.standard_error if c.standard_error > 0 else 1.0
-        print(f"    ({experiment!r}, {name!r}): Calibration({c.standard_error:.4g}, {c.dof:.3g}, {c.runs}),"
-              f"  # cap {c.cap:.3g} (x{factor:.2f})")
+        key = f"    ({experiment!r}, {name!r}):"
+        value = (f"Calibration({_rounded(c.standard_error, 4, up=True)}, {_rounded(c.dof, 3, up=False)}, {c.runs}),"
+                 f"  # cap {c.cap:.3g} (x{factor:.2f})")
+        print(f"{key} {value}" if len(key) + len(value) < 120 else f"{key}\n        {value}")
+        if c.standard_error == 0:
+            print(f"warning: {experiment} / {name}: SE 0 at every seed; state its cap by hand", file=sys.stderr)
     return 0
 
 
