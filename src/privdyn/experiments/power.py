@@ -15,10 +15,16 @@ matched to the spread of SE² over them, ν = 2·mean(SE²)² / var(SE²), never
 is the upper 1 − :data:`QUICK_CAP_LEVEL` quantile of that law, s·√(χ²_ν(1 − level) / ν): a check exceeds it at a
 given seed with probability about 1e-5, about 3e-3 over the ~60 checks at five seeds.
 
+A check over several points (a curve, a grid, the schedules a claim compares with) records one SE per compared point
+and its power is its largest: a seed-chosen worst point made a single SE jump by orders of magnitude between seeds.
+An SE computed from a formula (an exact conditional variance) has no N − 1 bound on ν (``runs`` None). A check whose
+SE was 0 at every calibration seed (paired runs that never differed) has no measured law; its cap is stated by hand
+in the table, with the reason.
+
 What a cap guarantees. Under the unmodified quick config the check's SE stays below the cap at any seed (with that
-probability), and a quick config whose check lost power by more than the factor cap / s (about 1.5 for N = 40
-runs of normal data, more where the SE is less stable; each entry's comment states it) fails the invariant. A cap
-is recalibrated only when a quick config or a check changes (``tools/quick_power_caps.py`` prints the table from
+probability), and a quick config whose check lost power by more than the factor cap / s (1.5 for N = 40 runs of
+normal data, more where the SE is less stable; each entry's comment states it) fails the invariant. A cap is
+recalibrated only when a quick config or a check changes (``tools/quick_power_caps.py`` prints the table from
 ``privdyn reproduce --quick`` outputs at the calibration seeds), never to make a run pass.
 
 The runner adds one invariant per quick run (:func:`quick_power_check`), so ``privdyn reproduce --quick --strict``
@@ -54,12 +60,13 @@ class Calibration:
         standard_error: s, the root mean square of the check's SE over the calibration seeds.
         dof: ν, matched to the spread of SE² over the calibration seeds and at most ``runs`` − 1 (``inf``: the SE
             did not vary).
-        runs: N, the independent runs (or draws) behind the check's SE under the quick config.
+        runs: N, the independent runs (or draws) whose sample variance the check's SE is, under the quick config;
+            None for an SE computed from a formula (an exact variance), which N − 1 does not bound.
     """
 
     standard_error: float
     dof: float
-    runs: int
+    runs: int | None
 
     @property
     def cap(self) -> float:
@@ -89,23 +96,25 @@ def derive_cap(standard_error: float, dof: float, level: float = QUICK_CAP_LEVEL
     return standard_error * math.sqrt(float(stats.chi2.isf(level, dof)) / dof)
 
 
-def calibrate(standard_errors: Sequence[float], *, runs: int) -> Calibration:
+def calibrate(standard_errors: Sequence[float], *, runs: int | None) -> Calibration:
     """The :class:`Calibration` of a check from its SEs at several seeds (moment matching of SE² to s²·χ²_ν/ν).
 
     Args:
         standard_errors: the check's SE at each calibration seed (at least 3, finite, >= 0).
-        runs: N, the independent runs behind each SE (ν is at most N − 1, its value for normal runs).
+        runs: N, the independent runs whose sample variance each SE is (ν is at most N − 1, its value for normal
+            runs); None for an SE from a formula.
     """
     values = [float(v) for v in standard_errors]
     if len(values) < 3 or not all(math.isfinite(v) and v >= 0 for v in values):
         raise ValueError(f"standard_errors must hold at least 3 finite numbers >= 0; got {values!r}.")
-    if runs < 2:
-        raise ValueError(f"runs must be an integer >= 2; got runs={runs!r}.")
+    if runs is not None and runs < 2:
+        raise ValueError(f"runs must be None or an integer >= 2; got runs={runs!r}.")
     squares = [v * v for v in values]
     mean = sum(squares) / len(squares)
     variance = sum((s - mean) ** 2 for s in squares) / (len(squares) - 1)
     matched = 2.0 * mean**2 / variance if variance > 0 else math.inf
-    return Calibration(standard_error=math.sqrt(mean), dof=min(matched, float(runs - 1)), runs=runs)
+    return Calibration(standard_error=math.sqrt(mean), dof=matched if runs is None else min(matched, runs - 1.0),
+                       runs=runs)
 
 
 QUICK_SE_CALIBRATION: Mapping[tuple[str, str], Calibration] = {
