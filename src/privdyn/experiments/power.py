@@ -11,7 +11,10 @@ tails, a point chosen per seed (the worst point of a curve, the best competing s
 computed from a formula on random inputs make the SE vary more, which the model takes as a smaller ν. The two
 parameters come from :data:`CALIBRATION_SEEDS`, seeds that no test or CI stage runs (the checked seeds 0–4 are out
 of sample): s² is the mean of SE² over them (the pooled variance, estimated from all their runs together) and ν is
-matched to the spread of SE² over them, ν = 2·mean(SE²)² / var(SE²), never above N − 1 (:func:`calibrate`). The cap
+matched to the spread of SE² over them, ν̂ = 2·mean(SE²)² / var(SE²), then lowered to its 95% lower confidence bound
+ν̂·χ²_(K−1)(0.05)/(K − 1) (var(SE²) is estimated from only K = 10 values; a point estimate of ν failed out of sample
+at seed 3: dpgd-fig8's paired SE at n = 199 came out 1.2 times the cap it gave), and never above N − 1
+(:func:`calibrate`). The cap
 is the upper 1 − :data:`QUICK_CAP_LEVEL` quantile of that law, s·√(χ²_ν(1 − level) / ν): a check exceeds it at a
 given seed with probability about 1e-5, about 3e-3 over the 61 checks at five seeds (to the accuracy of s and ν
 estimated from ten seeds; seeds 0–4, out of sample, all pass: ``tests/experiments/test_quick_seeds.py``).
@@ -30,8 +33,7 @@ recalibrated only when a quick config or a check changes (``tools/quick_power_ca
 those of kan-stability (4.6: its SE depends on the seed's initialization through the spread of the training losses;
 at the cap 5 SE = 0.024 is under half of Theorem C.22's bound, 0.05–0.06, so the check still certifies the bound,
 which is about 1500 times the measured stability) and hsgd-fig3a (4.9:
-clipping binds in a few of the 40 paired runs); the paired-SE claims of dpgd-fig7 and dpgd-fig8 (6 and 10 runs)
-have 2.4–2.8.
+clipping binds in a few of the 40 paired runs); see the table for the others.
 
 The runner adds one invariant per quick run (:func:`quick_power_check`), so ``privdyn reproduce --quick --strict``
 fails if a check lost power or a new Monte-Carlo check has no stated cap. Runs with ``--set`` overrides are not the
@@ -103,7 +105,8 @@ def derive_cap(standard_error: float, dof: float, level: float = QUICK_CAP_LEVEL
 
 
 def calibrate(standard_errors: Sequence[float], *, runs: int | None) -> Calibration:
-    """The :class:`Calibration` of a check from its SEs at several seeds (moment matching of SE² to s²·χ²_ν/ν).
+    """The :class:`Calibration` of a check from its SEs at several seeds (moment matching of SE² to s²·χ²_ν/ν, ν at
+    its 95% lower confidence bound).
 
     Args:
         standard_errors: the check's SE at each calibration seed (at least 3, finite, >= 0).
@@ -115,10 +118,15 @@ def calibrate(standard_errors: Sequence[float], *, runs: int | None) -> Calibrat
         raise ValueError(f"standard_errors must hold at least 3 finite numbers >= 0; got {values!r}.")
     if runs is not None and runs < 2:
         raise ValueError(f"runs must be None or an integer >= 2; got runs={runs!r}.")
+    from scipy import stats
+
     squares = [v * v for v in values]
-    mean = sum(squares) / len(squares)
-    variance = sum((s - mean) ** 2 for s in squares) / (len(squares) - 1)
-    matched = 2.0 * mean**2 / variance if variance > 0 else math.inf
+    count = len(squares)
+    mean = sum(squares) / count
+    variance = sum((s - mean) ** 2 for s in squares) / (count - 1)
+    # ν̂ by moments, then its 95% lower confidence bound: var(SE²) from `count` values, upper bound by chi-square
+    matched = 2.0 * mean**2 / variance * float(stats.chi2.ppf(0.05, count - 1)) / (count - 1) if variance > 0 \
+        else math.inf
     return Calibration(standard_error=math.sqrt(mean), dof=matched if runs is None else min(matched, runs - 1.0),
                        runs=runs)
 
@@ -128,106 +136,101 @@ QUICK_SE_CALIBRATION: Mapping[tuple[str, str], Calibration] = {
     # gives the cap and the factor cap / s by which the check may lose power before the invariant fails
     # dpgd-fig1 (N = 40)
     ('dpgd-fig1', 'final_jump panel=1 d=100'): Calibration(0.004492, 39, 40),  # cap 0.00677 (x1.51)
-    ('dpgd-fig1', 'final_jump panel=1 d=500'): Calibration(0.001928, 39, 40),  # cap 0.0029 (x1.51)
-    ('dpgd-fig1', 'final_jump panel=2 d=100'): Calibration(0.004988, 25.8, 40),  # cap 0.00812 (x1.63)
+    ('dpgd-fig1', 'final_jump panel=1 d=500'): Calibration(0.001928, 22.3, 40),  # cap 0.00323 (x1.68)
+    ('dpgd-fig1', 'final_jump panel=2 d=100'): Calibration(0.004988, 9.53, 40),  # cap 0.0103 (x2.06)
     ('dpgd-fig1', 'final_jump panel=2 d=500'): Calibration(0.002251, 39, 40),  # cap 0.00339 (x1.51)
-    ('dpgd-fig1', 'sd_shrinks_like_inverse_sqrt_d panel=1'): Calibration(0.09435, 39, 40),  # cap 0.142 (x1.51)
-    ('dpgd-fig1', 'sd_shrinks_like_inverse_sqrt_d panel=2'): Calibration(0.08734, 27.2, 40),  # cap 0.141 (x1.61)
+    ('dpgd-fig1', 'sd_shrinks_like_inverse_sqrt_d panel=1'): Calibration(0.09435, 17.2, 40),  # cap 0.168 (x1.78)
+    ('dpgd-fig1', 'sd_shrinks_like_inverse_sqrt_d panel=2'): Calibration(0.08734, 10, 40),  # cap 0.177 (x2.03)
     ('dpgd-fig1', 'sd_shrinks_like_inverse_sqrt_d panel=3'): Calibration(0.09484, 39, 40),  # cap 0.143 (x1.51)
-    ('dpgd-fig1', 'sd_shrinks_like_inverse_sqrt_d panel=4'): Calibration(0.09304, 8.09, 40),  # cap 0.2 (x2.15)
-    ('dpgd-fig1', 'simulation_matches_ode panel=1 d=500'): Calibration(0.001929, 39, 40),  # cap 0.00291 (x1.51)
+    ('dpgd-fig1', 'sd_shrinks_like_inverse_sqrt_d panel=4'): Calibration(0.09304, 2.99, 40),  # cap 0.274 (x2.94)
+    ('dpgd-fig1', 'simulation_matches_ode panel=1 d=500'): Calibration(0.001929, 19.9, 40),  # cap 0.00331 (x1.72)
     ('dpgd-fig1', 'simulation_matches_ode panel=2 d=500'): Calibration(0.002255, 39, 40),  # cap 0.0034 (x1.51)
     ('dpgd-fig1', 'simulation_matches_ode panel=3 d=500'): Calibration(0.001761, 39, 40),  # cap 0.00265 (x1.51)
-    ('dpgd-fig1', 'simulation_matches_ode panel=4 d=500'): Calibration(0.001886, 39, 40),  # cap 0.00284 (x1.51)
+    ('dpgd-fig1', 'simulation_matches_ode panel=4 d=500'): Calibration(0.001886, 34.1, 40),  # cap 0.00291 (x1.54)
     # dpgd-fig4 (N = none: SEs from a formula)
-    ('dpgd-fig4', 'final_noise_jump panel=1'): Calibration(1.414e+06, 1.2e+15, None),  # cap 1.41e+06 (x1.00)
-    ('dpgd-fig4', 'final_noise_jump panel=2'): Calibration(1.415e+04, 1.74e+11, None),  # cap 1.41e+04 (x1.00)
+    ('dpgd-fig4', 'final_noise_jump panel=1'): Calibration(1.414e+06, 4.43e+14, None),  # cap 1.41e+06 (x1.00)
+    ('dpgd-fig4', 'final_noise_jump panel=2'): Calibration(1.415e+04, 6.45e+10, None),  # cap 1.41e+04 (x1.00)
     # dpgd-fig5 (N = none: SEs from a formula)
-    ('dpgd-fig5', 'final_noise_jump panel=1'): Calibration(6.659e+07, 3.85, None),  # cap 1.8e+08 (x2.70)
-    ('dpgd-fig5', 'final_noise_jump panel=2'): Calibration(8.145e+06, 3.85, None),  # cap 2.2e+07 (x2.70)
+    ('dpgd-fig5', 'final_noise_jump panel=1'): Calibration(6.659e+07, 1.42, None),  # cap 2.56e+08 (x3.85)
+    ('dpgd-fig5', 'final_noise_jump panel=2'): Calibration(8.145e+06, 1.42, None),  # cap 3.14e+07 (x3.85)
     # dpgd-fig6 (N = none: SEs from a formula)
-    ('dpgd-fig6', 'final_noise_jump panel=1'): Calibration(8.053e+06, 30.8, None),  # cap 1.27e+07 (x1.57)
-    ('dpgd-fig6', 'final_noise_jump panel=2'): Calibration(1.289e+06, 30.8, None),  # cap 2.03e+06 (x1.57)
+    ('dpgd-fig6', 'final_noise_jump panel=1'): Calibration(8.053e+06, 11.4, None),  # cap 1.58e+07 (x1.96)
+    ('dpgd-fig6', 'final_noise_jump panel=2'): Calibration(1.289e+06, 11.4, None),  # cap 2.53e+06 (x1.96)
     # dpgd-fig7 (N = 6)
     ('dpgd-fig7', 'harmonic_best_or_tied panel=1 n=100 method=simulation'):
-        Calibration(0.001892, 5, 6),  # cap 0.0047 (x2.48)
+        Calibration(0.001892, 3.57, 6),  # cap 0.00524 (x2.77)
     ('dpgd-fig7', 'harmonic_best_or_tied panel=1 n=1000 method=simulation'):
-        Calibration(0.01568, 5, 6),  # cap 0.0389 (x2.48)
+        Calibration(0.01568, 2.21, 6),  # cap 0.0512 (x3.27)
     ('dpgd-fig7', 'harmonic_optimal_small_n panel=2 n=100 method=simulation'):
-        Calibration(0.002929, 3.99, 6),  # cap 0.00782 (x2.67)
+        Calibration(0.002929, 1.47, 6),  # cap 0.0111 (x3.80)
     ('dpgd-fig7', 'harmonic_optimal_small_n panel=2 n=1000 method=simulation'):
-        Calibration(0.02243, 5, 6),  # cap 0.0557 (x2.48)
+        Calibration(0.02243, 3.61, 6),  # cap 0.0619 (x2.76)
     ('dpgd-fig7', 'output_perturbation_best panel=1 n=100 method=simulation'):
-        Calibration(0.00192, 5, 6),  # cap 0.00477 (x2.48)
+        Calibration(0.00192, 3.41, 6),  # cap 0.0054 (x2.81)
     ('dpgd-fig7', 'output_perturbation_best panel=1 n=1000 method=simulation'):
-        Calibration(0.01595, 5, 6),  # cap 0.0396 (x2.48)
+        Calibration(0.01595, 2.17, 6),  # cap 0.0525 (x3.29)
     ('dpgd-fig7', 'output_perturbation_best panel=2 n=100 method=simulation'):
-        Calibration(0.002984, 4.04, 6),  # cap 0.00793 (x2.66)
+        Calibration(0.002984, 1.49, 6),  # cap 0.0113 (x3.78)
     ('dpgd-fig7', 'output_perturbation_best panel=2 n=1000 method=simulation'):
-        Calibration(0.0229, 5, 6),  # cap 0.0569 (x2.48)
+        Calibration(0.0229, 3.58, 6),  # cap 0.0633 (x2.77)
     # dpgd-fig8 (N = 10)
     ('dpgd-fig8', 'harmonic_remains_optimal dataset=diabetes n=121'):
-        Calibration(0.01387, 3.57, 10),  # cap 0.0384 (x2.77)
+        Calibration(0.01387, 1.32, 10),  # cap 0.055 (x3.96)
     ('dpgd-fig8', 'harmonic_remains_optimal dataset=diabetes n=243'):
-        Calibration(0.007883, 4.34, 10),  # cap 0.0205 (x2.60)
-    ('dpgd-fig8', 'harmonic_remains_optimal dataset=diabetes n=30'):
-        Calibration(0.02931, 5.31, 10),  # cap 0.0715 (x2.44)
+        Calibration(0.007883, 1.6, 10),  # cap 0.029 (x3.68)
+    ('dpgd-fig8', 'harmonic_remains_optimal dataset=diabetes n=30'): Calibration(0.02931, 1.96, 10),  # cap 0.1 (x3.42)
     ('dpgd-fig8', 'harmonic_remains_optimal dataset=diabetes n=60'):
-        Calibration(0.02321, 3.58, 10),  # cap 0.0642 (x2.77)
+        Calibration(0.02321, 1.32, 10),  # cap 0.0919 (x3.96)
     ('dpgd-fig8', 'harmonic_remains_optimal dataset=digits_1_vs_7 n=199'):
-        Calibration(0.004679, 5.36, 10),  # cap 0.0114 (x2.43)
+        Calibration(0.004679, 1.98, 10),  # cap 0.0159 (x3.40)
     ('dpgd-fig8', 'harmonic_remains_optimal dataset=digits_1_vs_7 n=24'):
-        Calibration(0.04422, 5.03, 10),  # cap 0.11 (x2.48)
+        Calibration(0.04422, 1.86, 10),  # cap 0.154 (x3.48)
     ('dpgd-fig8', 'harmonic_remains_optimal dataset=digits_1_vs_7 n=49'):
-        Calibration(0.03338, 5.1, 10),  # cap 0.0824 (x2.47)
+        Calibration(0.03338, 1.88, 10),  # cap 0.116 (x3.47)
     ('dpgd-fig8', 'harmonic_remains_optimal dataset=digits_1_vs_7 n=99'):
-        Calibration(0.0106, 4.97, 10),  # cap 0.0264 (x2.49)
+        Calibration(0.0106, 1.83, 10),  # cap 0.0371 (x3.50)
     # hsgd-fig1a (N = 200)
-    ('hsgd-fig1a', 'mahalanobis_mean'): Calibration(1.372, 199, 200),  # cap 1.67 (x1.22)
+    ('hsgd-fig1a', 'mahalanobis_mean'): Calibration(1.372, 94.5, 200),  # cap 1.81 (x1.32)
     # hsgd-fig2a (N = 100)
-    ('hsgd-fig2a', 'simulation_matches_volterra noise_std=1'): Calibration(0.002574, 3.91, 100),  # cap 0.00692 (x2.69)
-    ('hsgd-fig2a', 'simulation_matches_volterra noise_std=1.25'):
-        Calibration(0.003558, 5.95, 100),  # cap 0.00838 (x2.35)
-    ('hsgd-fig2a', 'simulation_matches_volterra noise_std=1.5'):
-        Calibration(0.004721, 8.77, 100),  # cap 0.00994 (x2.11)
+    ('hsgd-fig2a', 'simulation_matches_volterra noise_std=1'): Calibration(0.002574, 1.44, 100),  # cap 0.00986 (x3.83)
+    ('hsgd-fig2a', 'simulation_matches_volterra noise_std=1.25'): Calibration(0.003558, 2.2, 100),  # cap 0.0117 (x3.28)
+    ('hsgd-fig2a', 'simulation_matches_volterra noise_std=1.5'): Calibration(0.004721, 3.24, 100),  # cap 0.0135 (x2.86)
     # hsgd-fig3a (N = 40)
     # clip=5 and clip=7 never bound at a calibration seed (SE 0: the paired runs were identical), so their
     # SE has no measured law; a larger clip changes fewer steps, and by less, than clip=3, so they keep the
     # power requirement of clip=3
-    ('hsgd-fig3a', 'unclipped_attains_lowest_risk clip=3'): Calibration(4.262e-05, 0.753, 40),  # cap 0.000211 (x4.95)
-    ('hsgd-fig3a', 'unclipped_attains_lowest_risk clip=5'):
-        Calibration(4.262e-05, 0.753, 40),  # by hand: as clip=3 (below)
-    ('hsgd-fig3a', 'unclipped_attains_lowest_risk clip=7'):
-        Calibration(4.262e-05, 0.753, 40),  # by hand: as clip=3 (below)
+    ('hsgd-fig3a', 'unclipped_attains_lowest_risk clip=3'): Calibration(4.262e-05, 0.278, 40),  # cap 0.000318 (x7.46)
+    ('hsgd-fig3a', 'unclipped_attains_lowest_risk clip=5'): Calibration(4.262e-05, 0.278, 40),  # as clip=3
+    ('hsgd-fig3a', 'unclipped_attains_lowest_risk clip=7'): Calibration(4.262e-05, 0.278, 40),  # as clip=3
     # hsgd-validation (N = 40)
-    ('hsgd-validation', 'gap_decays'): Calibration(0.03155, 39, 40),  # cap 0.0475 (x1.51)
-    ('hsgd-validation', 'gap_exponent_is_minus_half'): Calibration(0.03155, 39, 40),  # cap 0.0475 (x1.51)
+    ('hsgd-validation', 'gap_decays'): Calibration(0.03155, 22.4, 40),  # cap 0.0529 (x1.68)
+    ('hsgd-validation', 'gap_exponent_is_minus_half'): Calibration(0.03155, 22.4, 40),  # cap 0.0529 (x1.68)
     # kan-fig1-right (N = 40000)
     ('kan-fig1-right', 'cumulative_variance_matches_closed_form noise_correlation=0'):
-        Calibration(0.7061, 6.53e+03, 40000),  # cap 0.733 (x1.04)
+        Calibration(0.7061, 2.41e+03, 40000),  # cap 0.75 (x1.06)
     ('kan-fig1-right', 'cumulative_variance_matches_closed_form noise_correlation=0.3'):
-        Calibration(0.3497, 6.1e+03, 40000),  # cap 0.363 (x1.04)
+        Calibration(0.3497, 2.25e+03, 40000),  # cap 0.372 (x1.06)
     ('kan-fig1-right', 'cumulative_variance_matches_closed_form noise_correlation=0.5'):
-        Calibration(0.1819, 5.54e+03, 40000),  # cap 0.189 (x1.04)
+        Calibration(0.1819, 2.04e+03, 40000),  # cap 0.194 (x1.07)
     ('kan-fig1-right', 'cumulative_variance_matches_closed_form noise_correlation=0.7'):
-        Calibration(0.07006, 4.65e+03, 40000),  # cap 0.0732 (x1.04)
+        Calibration(0.07006, 1.72e+03, 40000),  # cap 0.0752 (x1.07)
     ('kan-fig1-right', 'cumulative_variance_matches_closed_form noise_correlation=0.9'):
-        Calibration(0.01414, 4.21e+03, 40000),  # cap 0.0148 (x1.05)
+        Calibration(0.01414, 1.55e+03, 40000),  # cap 0.0152 (x1.08)
     ('kan-fig1-right', 'partial_cancellation_slows_growth noise_correlation=0.3'):
-        Calibration(0.3497, 6.1e+03, 40000),  # cap 0.363 (x1.04)
+        Calibration(0.3497, 2.25e+03, 40000),  # cap 0.372 (x1.06)
     ('kan-fig1-right', 'partial_cancellation_slows_growth noise_correlation=0.5'):
-        Calibration(0.1819, 5.54e+03, 40000),  # cap 0.189 (x1.04)
+        Calibration(0.1819, 2.04e+03, 40000),  # cap 0.194 (x1.07)
     ('kan-fig1-right', 'partial_cancellation_slows_growth noise_correlation=0.7'):
-        Calibration(0.07006, 4.58e+03, 40000),  # cap 0.0732 (x1.04)
+        Calibration(0.07006, 1.69e+03, 40000),  # cap 0.0752 (x1.07)
     ('kan-fig1-right', 'partial_cancellation_slows_growth noise_correlation=0.9'):
-        Calibration(0.0141, 5.49e+03, 40000),  # cap 0.0147 (x1.04)
-    ('kan-fig1-right', 'spec_cumulative_variance_values'): Calibration(0.09372, 1.57e+04, 40000),  # cap 0.096 (x1.02)
+        Calibration(0.0141, 2.02e+03, 40000),  # cap 0.0151 (x1.07)
+    ('kan-fig1-right', 'spec_cumulative_variance_values'): Calibration(0.09372, 5.81e+03, 40000),  # cap 0.0974 (x1.04)
     # kan-identities (N = none: SEs from a formula)
     ('kan-identities', 'fixed_size_sampler_inclusion'): Calibration(0.003429, math.inf, None),  # cap 0.00343 (x1.00)
     # kan-stability (N = 10)
-    ('kan-stability', 'stability_within_theorem_c22 lambda=0'): Calibration(0.001019, 0.884, 10),  # cap 0.00472 (x4.64)
+    ('kan-stability', 'stability_within_theorem_c22 lambda=0'): Calibration(0.001019, 0.326, 10),  # cap 0.0071 (x6.98)
     ('kan-stability', 'stability_within_theorem_c22 lambda=0.5'):
-        Calibration(0.001019, 0.884, 10),  # cap 0.00472 (x4.64)
+        Calibration(0.001019, 0.326, 10),  # cap 0.0071 (x6.98)
     # langevin-tightness (N = 40000)
     ('langevin-tightness', 'simulation_mean dataset=D'): Calibration(0.002563, 3.99e+04, 40000),  # cap 0.0026 (x1.02)
     ('langevin-tightness', 'simulation_mean dataset=D_prime'):
