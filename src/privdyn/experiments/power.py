@@ -27,8 +27,8 @@ in the table, with the reason.
 
 What a cap guarantees. Under the unmodified quick config the check's SE stays below the cap at any seed (with that
 probability), and a quick config whose check lost power by more than the factor cap / s (about 1.5–2 for N = 40
-runs of near-normal data, more where the SE is less stable; each entry's comment states it) fails the invariant. A cap is
-recalibrated only when a quick config or a check changes (``tools/quick_power_caps.py`` prints the table from
+runs of near-normal data, more where the SE is less stable; each entry's comment states it) fails the invariant. A
+cap is recalibrated only when a quick config or a check changes (``tools/quick_power_caps.py`` prints the table from
 ``privdyn reproduce --quick`` outputs at the calibration seeds), never to make a run pass. Half the checks have a factor
 below 2; the paired-SE claims of dpgd-fig7 and dpgd-fig8 (6 and 10 runs, the SE against the most different schedule)
 and dpgd-fig5's grid (3 runs) have 2.8–4. The largest are those of kan-stability (7.0: its SE depends on the seed's
