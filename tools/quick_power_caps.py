@@ -2,7 +2,7 @@
 
 Usage::
 
-    for s in $(seq 100 111); do privdyn reproduce --quick --seed $s --out quick-$s; done
+    for s in $(seq 100 109); do privdyn reproduce --quick --seed $s --out quick-$s; done
     python tools/quick_power_caps.py quick-1* [--runs EXPERIMENT=N ...] [--check]
 
 Each folder is the output of an unmodified ``privdyn reproduce --quick`` (or ``privdyn run NAME --quick``) at one of
