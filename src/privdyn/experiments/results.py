@@ -146,7 +146,12 @@ class Metric:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Check:
-    """One asserted (or measured) statement. ``passed`` is None for findings and not-applicable checks."""
+    """One asserted (or measured) statement. ``passed`` is None for findings and not-applicable checks.
+
+    ``standard_error`` is the SE of a Monte-Carlo comparison; a check over several points (a curve, a grid, the
+    competitors of a schedule) records one SE per compared point, so that its power (set by its largest SE) does not
+    depend on which point the seed made the worst one (``expected``, ``measured`` and ``tolerance`` are that point's).
+    """
 
     name: str
     kind: CheckKind
@@ -155,7 +160,7 @@ class Check:
     expected: Any = None
     measured: Any = None
     tolerance: float | None = None
-    standard_error: float | None = None
+    standard_error: float | Sequence[float] | None = None
     note: str = ""
 
     def __post_init__(self) -> None:
@@ -238,15 +243,20 @@ Z_SCORE = 5.0
 
 def check_monte_carlo(name: str, *, claim: str, expected: float, measured: float, standard_error: float,
                       z: float = Z_SCORE, bias_allowance: float = 0.0, kind: CheckKind = CheckKind.INVARIANT,
-                      note: str = "") -> Check:
+                      note: str = "", point_standard_errors: Sequence[float] | np.ndarray | None = None) -> Check:
     """A Monte-Carlo comparison: passes when |measured − expected| ≤ z·SE + bias_allowance.
 
-    The tolerance field records z·SE + bias_allowance (the smallest detectable error); the note states z.
+    The tolerance field records z·SE + bias_allowance (the smallest detectable error); the note states z. A check
+    reported at the worst of several compared points passes that point's SE as ``standard_error`` and the SE of
+    every compared point as ``point_standard_errors``, which the check records as its ``standard_error``.
     """
     tolerance = z * standard_error + bias_allowance
     text = f"z = {z:g}" + (f", derived bias allowance {bias_allowance:.3g}" if bias_allowance else "")
+    if point_standard_errors is not None:
+        text += f", SE at this point {standard_error:.3g} (standard_error: one per compared point)"
+    recorded = standard_error if point_standard_errors is None else [float(v) for v in point_standard_errors]
     return Check(name=name, kind=kind, claim=claim, expected=expected, measured=measured, tolerance=tolerance,
-                 standard_error=standard_error, passed=abs(measured - expected) <= tolerance,
+                 standard_error=recorded, passed=abs(measured - expected) <= tolerance,
                  note=f"{text}. {note}".strip())
 
 

@@ -335,8 +335,9 @@ def _final_noise_check(config: HeatmapConfig, heatmap: _Heatmap, *, trace: float
         note += f"; {jump.shape[0] - count} grid points with non-finite runs left out"
     return Check(name=name, kind=INVARIANT, claim=claim, expected=float(expected[worst]),
                  measured=float(jump[worst].mean()), tolerance=float(z_limit * se[worst]),
-                 standard_error=float(se[worst]), passed=bool(np.all(np.abs(z[ok]) <= z_limit)) and count > 0,
-                 note=note + f"; worst point c = {clips[worst]:g}, η̃(0) = {lrs[worst]:g}, |z| = {abs(z[worst]):.2f}")
+                 standard_error=se[ok].tolist(), passed=bool(np.all(np.abs(z[ok]) <= z_limit)) and count > 0,
+                 note=note + f"; worst point c = {clips[worst]:g}, η̃(0) = {lrs[worst]:g}, |z| = {abs(z[worst]):.2f}, "
+                             f"SE there {se[worst]:.3g} (standard_error: one per grid point compared)")
 
 
 def _heatmap_series(config: HeatmapConfig, heatmap: _Heatmap, params: Mapping[str, Any], quantity: str) -> Series:

@@ -102,17 +102,24 @@ def _ratio_stats(num: np.ndarray, den: np.ndarray) -> tuple[float, float, float]
 
 
 def _best_or_tied(target: str, values: Mapping[str, float], runs: Mapping[str, np.ndarray] | None) -> dict[str, Any]:
-    """Is ``target`` the best schedule or within :data:`TIE_RELATIVE` of it (plus z = 5 paired SE on runs)?"""
+    """Is ``target`` the best schedule or within :data:`TIE_RELATIVE` of it (plus z = 5 paired SE on runs)?
+
+    ``standard_error`` is the paired SE against the best other schedule (the one the rule uses), ``standard_errors``
+    the paired SE against each other schedule (the best one depends on the seed; a check records them all).
+    """
     others = {k: v for k, v in values.items() if k != target}
     best = min(others, key=lambda k: others[k])
     excess = values[target] - others[best]
     allowed = TIE_RELATIVE * others[best]
     se = None
+    ses = None
     if runs is not None:
         _, se = _paired(runs[target], runs[best])
         allowed += Z_SCORE * se
+        ses = [_paired(runs[target], runs[k])[1] for k in others]
     return {"best_other": best, "target": values[target], "best_value": others[best],
-            "ratio": values[target] / others[best], "passed": bool(excess <= allowed), "standard_error": se}
+            "ratio": values[target] / others[best], "passed": bool(excess <= allowed), "standard_error": se,
+            "standard_errors": ses}
 
 
 # --------------------------------------------------------------------------------------------------------------

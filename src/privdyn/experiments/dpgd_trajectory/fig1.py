@@ -263,7 +263,7 @@ class Fig1(Experiment[Fig1Config]):
                     check = check_monte_carlo(
                         f"simulation_matches_ode panel={panel} d={d}", claim=claim, expected=float(pred[worst]),
                         measured=float(mean[worst]), standard_error=float(se[worst]), z=z,
-                        bias_allowance=float(allowance[worst]), note=note)
+                        bias_allowance=float(allowance[worst]), note=note, point_standard_errors=se[random])
                     checks.append(check)
                 else:
                     beyond = int(np.sum(random & (np.abs(mean - pred) > z * se)))

@@ -223,7 +223,8 @@ class Fig2a(Experiment[Fig2aConfig]):
         if num_runs >= MIN_RUNS and config.d >= MIN_DIM and resolvable > shift:
             return check_monte_carlo(f"simulation_matches_volterra {tag}", claim=claim,
                                      expected=float(pop[idx][worst]), measured=float(mean[idx][worst]),
-                                     standard_error=float(se[idx][worst]), z=z, note=note)
+                                     standard_error=float(se[idx][worst]), z=z, note=note,
+                                     point_standard_errors=se[idx])
         return finding(f"simulation_vs_volterra {tag}",
                        claim=f"{claim}: too few runs (< {MIN_RUNS}), d < {MIN_DIM}, or so many runs that the O(η) "
                              f"discretization shift {shift:.2g} is resolvable (smallest detectable error "
