@@ -90,8 +90,8 @@ class CalibrationConfig(ExperimentConfig):
 
     ``amplified_computed_lambdas``: the lambdas (of 0, 0.3, 0.5, 0.7, 0.9) whose amplified-bound kappa is calibrated
     now, at every reference setting, to ``amplified_rtol``; the others are read from the shipped table
-    (``privdyn.privacy.amplification.reference_table``). The full config computes all five (minutes), the quick one
-    lambda = 0 only (seconds).
+    (``privdyn.privacy.amplification.reference_table``). The full config computes all five (about a second each),
+    the quick one lambda = 0 only.
     """
 
     n: int = 50_000

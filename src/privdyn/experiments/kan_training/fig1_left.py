@@ -236,9 +236,10 @@ class Fig1Left(Experiment):
                   "lambda = 0, especially at larger epsilon, with a drop as lambda -> 1",
             note="not testable as a claim: panel (b) matches (epsilon, delta) under one accountant and one relation, "
                  "but for lambda > 0 that accountant is an upper bound (at the default settings the Monte-Carlo "
-                 "estimate puts the pair's epsilon at the bound's kappa in [0.94, 1.02] of the target), so lambda > 0 "
-                 "may run at a slightly smaller epsilon than lambda = 0 and a loss of lambda > 0 does not refute the "
-                 "claim on its own; what the panel measured is in the calibrated_paired_difference findings."))
+                 "estimate puts the pair's epsilon at the bound's kappa between 0.94 and 1.02 for a target of 1), so "
+                 "lambda > 0 may run at a slightly smaller epsilon than lambda = 0 and a loss of lambda > 0 does not "
+                 "refute the claim on its own; what the panel measured is in the calibrated_paired_difference "
+                 "findings."))
         tables = [Table(name="accuracy_by_panel_epsilon_lambda",
                         columns=["dataset", "panel", "epsilon", "noise_correlation", "noise_multiplier", "accountant",
                                  "neighboring", "guarantee", "mean_accuracy", "standard_error", "ci_low", "ci_high",
