@@ -65,7 +65,7 @@ def test_left_quick_contract(left_quick):
     for s in acc:
         assert len(s["y_low"]) == len(s["y_high"]) == len(s["standard_error"]) == len(s["y"])
         assert all(0 <= lo <= y <= hi <= 1 for lo, y, hi in zip(s["y_low"], s["y"], s["y_high"], strict=True))
-    # panel (b): one series per dataset and epsilon, every kappa from the conditional-composition bound
+    # panel (b): one series per dataset and epsilon, every kappa from the amplified bound
     for ds in cfg["datasets"]:
         cal = [s for s in acc if s["params"]["panel"] == "calibrated" and s["params"]["dataset"] == ds]
         assert len(cal) == len(cfg["calibrated_epsilons"])

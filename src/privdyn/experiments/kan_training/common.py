@@ -222,9 +222,9 @@ class Fig1LeftConfig(ExperimentConfig):
     ``width``, ``grid_size``, ``spline_order``, ``activation``: the KAN (p = grid_size + spline_order basis
     functions on [-1, 1]); ``num_steps`` (T updates), ``batch_size`` (B), ``step_size`` (eta), ``clip``
     (per-example clipping threshold); ``test_fraction`` of each dataset is held out. ``epsilons``: panel (a) (one
-    kappa for every lambda); ``calibrated_epsilons``: panel (b) (kappa(lambda) by the conditional-composition bound,
-    from :mod:`.kappas`; ``kappa_source`` ``"shipped"`` reads the shipped entries, computing only what the file
-    lacks).
+    kappa for every lambda); ``calibrated_epsilons``: panel (b) (kappa(lambda) by the amplified bound, the smaller
+    of the spectral bound and the conditional composition, from :mod:`.kappas`; ``kappa_source`` ``"shipped"``
+    reads the shipped entries, computing only what the file lacks).
 
     ``feature_scaling``: ``"unit_ball"`` (the paper's ``||x||_2 <= 1``: standardized, divided by the largest
     training-row norm) or ``"box"`` (:func:`scale_to_box`: every coordinate in [-1, 1], ``||x||_2`` up to
