@@ -40,16 +40,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from privdyn.audit.base import GaussianLaw, Mechanism, _epsilon_of_zcdp, _generators
-from privdyn.audit.estimators import (
-    AdaSSPCanary,
+from privdyn.audit.base import GaussianLaw, Mechanism, Runs, _epsilon_of_zcdp, _generators
+from privdyn.audit.dpgd_rows import (
+    DPGDCanary,
     DPLinearRegressionCanary,
     DPLinearRegressionPlanningShareCanary,
     PlanDPGDCanary,
-    PlanDPSGDCanary,
-    PlanHSGDCanary,
-    PlanLangevinCanary,
 )
+from privdyn.audit.estimators import AdaSSPCanary, PlanDPSGDCanary, PlanHSGDCanary, PlanLangevinCanary
+from privdyn.audit.law import WhitenedSample
 from privdyn.audit.noisy_sgd import NoisySGDLeastSquares
 from privdyn.audit.torch_optimizer import TorchDPSGDPoisson, TorchLambdaCGDFixedSize, TorchLambdaCGDPoisson
 from privdyn.privacy.labels import PrivacyLoss
@@ -81,6 +80,7 @@ class LangevinQuadratic(Mechanism):
 
     name: ClassVar[str] = "langevin-quadratic"
     description: ClassVar[str] = "noisy GD, quadratic loss (Gaussian output): Corollary 1"
+    entry_point: ClassVar[str] = "privdyn.algorithms.noisy_gd.noisy_gd"
 
     n: int = 10
     num_steps: int = 50
@@ -136,6 +136,7 @@ class LangevinLogistic(Mechanism):
 
     name: ClassVar[str] = "langevin-logistic"
     description: ClassVar[str] = "noisy GD, logistic loss (non-Gaussian output): Corollary 1"
+    entry_point: ClassVar[str] = "privdyn.algorithms.noisy_gd.noisy_gd"
 
     n: int = 10
     num_steps: int = 50
@@ -169,103 +170,6 @@ class LangevinLogistic(Mechanism):
                              strong_convexity=self.ridge)
             outputs.append(theta[:, 0])
         return outputs[0], outputs[1]
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# one-pass clipped DP-GD (dpgd)
-# ---------------------------------------------------------------------------------------------------------------
-
-
-def _dpgd_one_dimensional(x: np.ndarray, y: np.ndarray, steps: np.ndarray, noise_std: np.ndarray, clip: float,
-                          noise: np.ndarray) -> np.ndarray:
-    """Algorithm 1 of arXiv 2505.16329 in d = 1, vectorized over runs: theta_n for noise b of shape (runs, n).
-
-    The same update as :func:`privdyn.algorithms.dpgd.dpgd` (which loops over one run): residual, gradient clipped
-    at C = clip (d = 1), step capped at 2 / x^2, noise 2 C sigma_k b_k.
-    """
-    theta = np.zeros(noise.shape[0])
-    for k in range(x.size):
-        gradient = (x[k] * theta - y[k]) * x[k]
-        norm = np.abs(gradient)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            clipped = np.where(norm > clip, gradient * (clip / norm), gradient)
-        capped = steps[k] if x[k] == 0.0 else min(steps[k], 2.0 / x[k] ** 2)
-        theta = theta - capped * clipped + noise_std[k] * noise[:, k]
-    return theta
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class DPGDCanary(Mechanism):
-    """One-pass clipped DP-GD in d = 1 with the canary first and clipping active (module docstring).
-
-    The schedule is polynomial, eta~(t) = (1 - t) (eq. 5.1 with exponent 1), so the noise is spread over the pass.
-    """
-
-    name: ClassVar[str] = "dpgd"
-    description: ClassVar[str] = "one-pass clipped DP-GD (clipping active): Proposition 4.1"
-
-    n: int = 20
-    clip: float = 1.0
-    rho: float = 1.0
-    canary_label: float = 5.0
-
-    def _hyper(self) -> Any:
-        from privdyn.algorithms.dpgd import DPGDHyperparameters
-        from privdyn.schedules import Polynomial
-
-        return DPGDHyperparameters(clip=self.clip, learning_rate=Polynomial(initial_learning_rate=1.0,
-                                                                            schedule_exponent=1.0), rho=self.rho)
-
-    def reported(self) -> PrivacyLoss:
-        from privdyn.privacy.iteration import privacy_level, rho_to_zcdp
-
-        hyper = self._hyper()
-        level = privacy_level(hyper.step_sizes(self.n), hyper.noise_multipliers(self.n))
-        zcdp = dataclasses.replace(level, value=float(rho_to_zcdp(float(level.value))), quantity="zcdp")
-        return _epsilon_of_zcdp(zcdp, self.delta)
-
-    def _data(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-        x = np.zeros((self.n, 1))
-        x[0, 0] = 1.0
-        y, neighbour_y = np.zeros(self.n), np.zeros(self.n)
-        y[0], neighbour_y[0] = -self.canary_label, self.canary_label
-        return (x, y), (x, neighbour_y)
-
-    def _actual_rho(self) -> float:
-        # halving the noise of Algorithm 1 is running its calibration at twice the privacy level
-        return self.rho / self.noise_factor
-
-    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
-        from privdyn.privacy.iteration import noise_calibration
-
-        steps = self._hyper().step_sizes(self.n)
-        noise_std = 2.0 * self.clip * noise_calibration(steps, rho=self._actual_rho())
-        outputs = []
-        for (x, y), gen in zip(self._data(), _generators(seed, unit_key), strict=True):
-            outputs.append(_dpgd_one_dimensional(x[:, 0], y, steps, noise_std, self.clip,
-                                                 gen.standard_normal((runs, self.n))))
-        return outputs[0], outputs[1]
-
-    def gaussian_law(self) -> GaussianLaw:
-        """Propagate Algorithm 1's update in d = 1 (mean and variance) with the steps and noise the run uses."""
-        from privdyn.privacy.iteration import noise_calibration
-
-        hyper = self._hyper()
-        steps = hyper.step_sizes(self.n)
-        noise_std = 2.0 * self.clip * noise_calibration(steps, rho=self._actual_rho())
-        means = []
-        for x, y in self._data():
-            mean, variance = 0.0, 0.0
-            for k in range(self.n):
-                gradient = (x[k, 0] * mean - y[k]) * x[k, 0]  # the mean is the iterate: no randomness before k = 0
-                if k > 0 and x[k, 0] != 0.0:
-                    raise AssertionError("the canary pair has zero features after the first record")
-                clipped = gradient * min(1.0, self.clip / abs(gradient)) if gradient != 0.0 else 0.0
-                capped = steps[k] if x[k, 0] == 0.0 else min(steps[k], 2.0 / x[k, 0] ** 2)
-                mean = mean - capped * clipped
-                variance += noise_std[k] ** 2
-            means.append(mean)
-        return GaussianLaw(mean=means[0], neighbour_mean=means[1], std=math.sqrt(variance))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -307,21 +211,68 @@ class DPSGDCanary(Mechanism):
                              batch_size=self.batch_size, num_steps=self.num_steps, delta=self.delta,
                              sampler=self.sampler, neighboring=self.neighboring)
 
+    end_to_end_runs: int = 400
+    """Runs per dataset of :class:`privdyn.algorithms.dpsgd.DPSGD` itself, for the law check (:meth:`run`)."""
+
+    def _signs(self) -> tuple[float, float]:
+        return 1.0, (-1.0 if self.neighboring == "replace_one" else 0.0)
+
     def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        """The release y_t = sign b_t + kappa xi_t of ``runs`` runs: the noise from the simulator's own noise engine
+        (:meth:`Strategy.stream <privdyn.privacy.correlated.Strategy.stream>` over a vector of one coordinate per
+        run, the stream :class:`~privdyn.algorithms.dpsgd.DPSGD` subtracts), the canary's participation b_t drawn
+        with the sampler's per-step probability B/n."""
+        from privdyn.rng import step_normals
+
         q = self.batch_size / self.n
         strategy = self._strategy()
-        mixing = strategy.noise_matrix(self.num_steps)  # xi = C^{-1} Z, lower triangular
         encoder = strategy.encoder_matrix(self.num_steps)
         kappa = self.noise_multiplier * self.noise_factor
-        neighbour_sign = -1.0 if self.neighboring == "replace_one" else 0.0
         outputs = []
-        for sign, gen in zip((1.0, neighbour_sign), _generators(seed, unit_key), strict=True):
+        for sign, gen, side in zip(self._signs(), _generators(seed, unit_key), ("D", "D'"), strict=True):
             participation = gen.random((runs, self.num_steps)) < q
-            noise = gen.standard_normal((runs, self.num_steps)) @ mixing.T
-            released = sign * participation + kappa * noise
+            stream = strategy.stream((runs,), step_normals(seed, f"{unit_key}/{side}"), num_steps=self.num_steps,
+                                     scale=kappa)
+            noise = np.stack([stream.next().copy() for _ in range(self.num_steps)], axis=1)
+            released = sign * participation + noise
             outputs.append(self._score(released @ encoder.T, encoder, q))
         # the statistic is large on D (with the canary); the audit's scores are large on D'
         return -outputs[0], -outputs[1]
+
+    def run(self, seed: int, unit_key: str, runs: int) -> Runs:
+        """:meth:`scores`, and ``end_to_end_runs`` runs per dataset of :class:`~privdyn.algorithms.dpsgd.DPSGD`
+        on the canary (one weight, per-example loss x w; the canary's feature ``10 clip``, the others 0), whose
+        releases y_t = (W_{t-1} - W_t) B / (eta clip) given the canary's participation (the step clipped one
+        gradient) are whitened by the stated law: C (y - sign b) / kappa ~ N(0, I_T), kappa nominal."""
+        from privdyn.algorithms.dpsgd import DPSGD
+        from privdyn.rng import generator, step_normals
+
+        scores = self.scores(seed, unit_key, runs)
+        encoder = self._strategy().encoder_matrix(self.num_steps)
+        samples = []
+        step_size, clip = 0.5, 1.0
+        for sign, side in zip(self._signs(), ("D", "D'"), strict=True):
+            features = np.zeros((self.n, 1))
+            features[0, 0] = sign * 10.0 * clip
+            key = f"{unit_key}/end-to-end/{side}"
+            residuals = np.empty((self.end_to_end_runs, self.num_steps))
+            for r in range(self.end_to_end_runs):
+                private = DPSGD(_CanaryModel(), np.zeros((1, 1)), features, np.ones(self.n), step_size=step_size,
+                                batch_size=self.batch_size, clip=clip,
+                                noise_multiplier=self.noise_multiplier * self.noise_factor,
+                                strategy=self._strategy(), sampler=self.sampler,
+                                sampling_rng=generator(seed, key, run_index=r, purpose="sampling"),
+                                noise_rng=step_normals(seed, key, run=r), num_steps=self.num_steps)
+                previous = 0.0
+                for t in range(self.num_steps):
+                    current = float(private.step()[0, 0])
+                    joined = private.last_num_clipped if sign != 0.0 else 0
+                    released = (previous - current) * self.batch_size / (step_size * clip)
+                    residuals[r, t] = released - sign * joined
+                    previous = current
+            samples.append(WhitenedSample(f"DPSGD releases on {side}", residuals @ encoder.T
+                                          / self.noise_multiplier))
+        return Runs(scores=scores, law=tuple(samples))
 
     def _score(self, whitened: np.ndarray, encoder: np.ndarray, q: float) -> np.ndarray:
         variance = self.noise_multiplier**2  # nominal: the test does not know the actual noise
@@ -341,6 +292,7 @@ class DPSGDPoisson(DPSGDCanary):
     """DP-SGD, independent noise (lambda = 0), Poisson sampling, add-remove neighbours."""
 
     name: ClassVar[str] = "dpsgd-poisson"
+    entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
     description: ClassVar[str] = "DP-SGD, lambda = 0, Poisson sampling, add-remove: dp-accounting PLD"
     sampler: ClassVar[str] = "poisson"
     neighboring: ClassVar[str] = "add_remove"
@@ -351,6 +303,7 @@ class DPSGDFixedSize(DPSGDCanary):
     """DP-SGD, independent noise (lambda = 0), fixed-size batches, replace-one neighbours."""
 
     name: ClassVar[str] = "dpsgd-fixed-size"
+    entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
     description: ClassVar[str] = "DP-SGD, lambda = 0, fixed-size batches, replace-one: dp-accounting RDP"
     sampler: ClassVar[str] = "fixed_size"
     neighboring: ClassVar[str] = "replace_one"
@@ -365,6 +318,7 @@ class DPSGDCorrelatedFixedSize(DPSGDCanary):
     accountants compete."""
 
     name: ClassVar[str] = "dpsgd-cgd-fixed-size"
+    entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
     description: ClassVar[str] = ("DP-SGD, lambda-CGD (lambda = 0.5), fixed-size batches, zero-out: amplified bound or "
                                   "Theorem F.12, the smaller")
     sampler: ClassVar[str] = "fixed_size"
@@ -382,6 +336,7 @@ class DPSGDCorrelatedPoisson(DPSGDCanary):
     F.8's pair by conditional composition of mixture-of-Gaussians PLDs)."""
 
     name: ClassVar[str] = "dpsgd-cgd-poisson"
+    entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
     description: ClassVar[str] = "DP-SGD, lambda-CGD (lambda = 0.5), Poisson sampling, zero-out: amplified bound"
     sampler: ClassVar[str] = "poisson"
     neighboring: ClassVar[str] = "zero_out"
@@ -396,6 +351,7 @@ class DPSGDBLTPoisson(DPSGDCanary):
     """DP-SGD, two-buffer BLT noise, Poisson sampling, zero-out neighbours: the amplified bound."""
 
     name: ClassVar[str] = "dpsgd-blt-poisson"
+    entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
     description: ClassVar[str] = "DP-SGD, BLT (two buffers), Poisson sampling, zero-out: amplified bound"
     sampler: ClassVar[str] = "poisson"
     neighboring: ClassVar[str] = "zero_out"
@@ -409,6 +365,23 @@ class DPSGDBLTPoisson(DPSGDCanary):
         from privdyn.privacy.correlated import BufferedToeplitz
 
         return BufferedToeplitz(self.buffer_decays, self.output_scales)
+
+
+class _CanaryModel:
+    """The DP-SGD canary's model for :class:`~privdyn.algorithms.dpsgd.DPSGD`: one weight w, per-example loss x w,
+    so the per-example gradient is the record's feature x (factors A = x, H = 1)."""
+
+    parameter_shape = (1, 1)
+
+    def validate_inputs(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(x, dtype=float).reshape(-1, 1)
+
+    def loss(self, params: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
+        return float(np.mean(x[:, 0] * params[0, 0])) if x.size else 0.0
+
+    def loss_and_gradient_factors(self, params: np.ndarray, x: np.ndarray,
+                                  y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return x[:, 0] * params[0, 0], x.copy(), np.ones((x.shape[0], 1))
 
 
 MECHANISMS: dict[str, type[Mechanism]] = {

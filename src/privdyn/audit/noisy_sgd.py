@@ -15,9 +15,8 @@ Delta = eta label_shift C_{n-1} ... C_{l+1} a_l: the pair is a d-dimensional Gau
 mu = sqrt(Delta^T V_n^{-1} Delta), whose whole (epsilon, delta) curve is exact (:mod:`privdyn.audit.gaussian`). No
 finite number of runs could certify that much, and a threshold test on a d-dimensional output would need a
 statistic anyway: the optimal one is the projection w^T x_n, w = V_n^{-1} Delta, which is one-dimensional Gaussian
-with the same shift mu. The runs (Algorithm 1 vectorized over runs, the update of
-:func:`privdyn.algorithms.noisy_sgd.simulate_noisy_sgd` on the fixed dataset) are reduced to that score, and the
-audit checks that they have the law propagated here.
+with the same shift mu. The runs (:func:`privdyn.algorithms.noisy_sgd.simulate_noisy_sgd` itself on the fixed
+dataset, in order) are reduced to that score, and the audit checks that they have the law propagated here.
 
 The surrogate's laws of the same pair also share one covariance (Lemma C.1: it depends on the replaced record's
 feature only), so the surrogate is a Gaussian shift too and D_alpha = alpha mu_s^2 / 2 at every order: the relative
@@ -35,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -68,6 +66,7 @@ class NoisySGDLeastSquares(Mechanism):
     """
 
     name: ClassVar[str] = "hsgd"
+    entry_point: ClassVar[str] = "privdyn.algorithms.noisy_sgd.simulate_noisy_sgd"
     description: ClassVar[str] = ("one-pass noisy SGD, least squares (Gaussian output): homogenized-SGD surrogate, "
                                   "Lemmas C.1-C.2")
 
@@ -161,40 +160,26 @@ class NoisySGDLeastSquares(Mechanism):
     # --- the runs ------------------------------------------------------------------------------------------------
 
     def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
-        from privdyn.audit.base import _generators
+        """w^T x_n of ``runs`` runs of :func:`privdyn.algorithms.noisy_sgd.simulate_noisy_sgd` on the fixed dataset
+        (D, then D'), in order, from x_0 = 0."""
+        from privdyn.algorithms.noisy_sgd import simulate_noisy_sgd
+        from privdyn.data.hsgd_design import gaussian_design
+        from privdyn.spectra import Spectrum
 
-        _, features, labels = self._dataset()
+        target, features, labels = self._dataset()
+        design = gaussian_design(Spectrum.from_eigenvalues(self._eigenvalues()), label_noise=self.label_noise,
+                                 target=target)
         w = self._direction()
-        sigma = self.noise_std * self.noise_factor
         outputs = []
-        for side_labels, gen in zip((labels, self._neighbour_labels(labels)), _generators(seed, unit_key),
-                                    strict=True):
-            last = _last_iterates(features, side_labels, self.step_size, self.ridge, sigma,
-                                  functools.partial(_standard_normals, gen, (runs, self.dim)))
-            outputs.append(last @ w)
+        for side_labels, side in ((labels, "D"), (self._neighbour_labels(labels), "D'")):
+            sim = simulate_noisy_sgd(data=design, dataset=(features, side_labels), shuffle=False,
+                                     x0=np.zeros(self.dim), ridge=self.ridge, num_steps=self.num_steps,
+                                     num_runs=runs, seed=seed, unit_key=f"{unit_key}/{side}",
+                                     step_size=self.step_size, noise_std=self.noise_std * self.noise_factor,
+                                     iterate_steps=[self.num_steps])
+            assert sim.iterates is not None
+            outputs.append(sim.iterates[:, 0, :] @ w)
         return outputs[0], outputs[1]
-
-
-def _standard_normals(gen: np.random.Generator, shape: tuple[int, int], _: int) -> np.ndarray:
-    return gen.standard_normal(shape)
-
-
-def _last_iterates(features: np.ndarray, labels: np.ndarray, step_size: float, ridge: float, noise_std: float,
-                   noise: Callable[[int], np.ndarray]) -> np.ndarray:
-    """x_n of Algorithm 1 (no clipping, x_0 = 0) for every run at once; ``noise(k)`` gives Z_k, shape (R, d).
-
-    The same update as :func:`privdyn.algorithms.noisy_sgd.simulate_noisy_sgd` with a fixed ``dataset`` (which
-    advances one run at a time from per-run streams): x <- x - eta (a (a^T x - b) + ridge x + noise_std Z).
-    """
-    x: np.ndarray | None = None
-    for k, (a, b) in enumerate(zip(features, labels, strict=True)):
-        z = noise(k)
-        if x is None:
-            x = np.zeros_like(z)
-        x = x - step_size * ((x @ a - b)[:, None] * a[None, :] + ridge * x + noise_std * z)
-    if x is None:
-        raise ValueError("features must hold at least one record.")
-    return x
 
 
 def _eigenvalues(dim: int) -> np.ndarray:

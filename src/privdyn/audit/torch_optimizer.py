@@ -51,7 +51,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from privdyn.audit.base import Mechanism
+from privdyn.audit.base import Mechanism, Runs
+from privdyn.audit.law import WhitenedSample
 from privdyn.privacy.labels import PrivacyLoss
 
 if TYPE_CHECKING:
@@ -101,6 +102,7 @@ class TorchOptimizerCanary(Mechanism):
     sampler: ClassVar[str]
     neighboring: ClassVar[str]
     requires: ClassVar[str | None] = "torch"
+    entry_point: ClassVar[str] = "privdyn.torch.PrivateOptimizer.step"
 
     noise_multiplier: float = 3.0
     n: int = 100
@@ -152,8 +154,10 @@ class TorchOptimizerCanary(Mechanism):
         return iter(BatchSampler(self.n, self.batch_size, sampler=self.sampler, num_steps=self.num_steps * runs,
                                  generator=generator))
 
-    def _block(self, private: Any, batches: Any, runs: int, canary: bool) -> np.ndarray:
-        """Run ``private`` for ``num_steps`` steps on a block of ``runs`` runs; the iterates w_0 .. w_T, (T + 1, runs).
+    def _block(self, private: Any, batches: Any, runs: int, canary: bool,
+               joined: np.ndarray | None = None) -> np.ndarray:
+        """Run ``private`` for ``num_steps`` steps on a block of ``runs`` runs; the iterates w_0 .. w_T, (T + 1, runs);
+        ``joined`` (T, runs), if given, receives whether each run's batch held the canary.
 
         At step t run r takes the next batch of ``batches``; when it holds the canary (index 0), the block's batch
         gets run r's canary slot: feature ``canary_gradient * clip * e_r`` on D (``canary``), 0 on D'.
@@ -166,6 +170,8 @@ class TorchOptimizerCanary(Mechanism):
         feature = self.canary_gradient * self.clip if canary else 0.0
         for t in range(self.num_steps):
             present = np.array([0 in next(batches) for _ in range(runs)])
+            if joined is not None:
+                joined[t] = present
             rows = np.flatnonzero(present)
             x = torch.zeros((rows.size, runs), dtype=torch.float64)
             x[torch.arange(rows.size), torch.from_numpy(rows)] = feature
@@ -193,6 +199,13 @@ class TorchOptimizerCanary(Mechanism):
         return loss
 
     def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.run(seed, unit_key, runs).scores
+
+    def run(self, seed: int, unit_key: str, runs: int) -> Runs:
+        """The scores, and the law check of the releases: given the batches (b_t: the canary joined step t), the
+        release is y = b + kappa xi with xi = C^{-1} Z, so C (y - b) / kappa is N(0, I_T) (kappa nominal, C the
+        strategy's encoder): a noise-scale or noise-correlation bug in the optimizer or its noise stream shows as a
+        whitened variance or covariance away from the identity."""
         from privdyn.rng import generator, step_normals
 
         _require_torch_extra()
@@ -200,18 +213,23 @@ class TorchOptimizerCanary(Mechanism):
         encoder = self._strategy().encoder_matrix(self.num_steps)
         q = self.batch_size / self.n
         kappa = self.noise_multiplier * self.noise_factor
-        outputs = []
+        outputs, samples = [], []
         for side in _SIDES:
             key = f"{unit_key}/{side}"
-            released = []
+            released, residuals = [], []
             for block, first in enumerate(range(0, runs, self.block_size)):
                 size = min(self.block_size, runs - first)
                 private = self._optimizer(size, step_normals(seed, key, run=block), noise_multiplier=kappa)
                 batches = self._batches(generator(seed, key, run_index=block, purpose="sampling"), size)
-                released.append(self._releases(private, self._block(private, batches, size, side == "D")))
+                joined = np.zeros((self.num_steps, size))
+                y = self._releases(private, self._block(private, batches, size, side == "D", joined))
+                released.append(y)
+                residuals.append(y - (joined.T if side == "D" else 0.0))
             outputs.append(reference._score(np.concatenate(released) @ encoder.T, encoder, q))
+            samples.append(WhitenedSample(f"PrivateOptimizer releases on {side}",
+                                          np.concatenate(residuals) @ encoder.T / self.noise_multiplier))
         # the statistic is large on D (with the canary); the audit's scores are large on D'
-        return -outputs[0], -outputs[1]
+        return Runs(scores=(-outputs[0], -outputs[1]), law=tuple(samples))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
