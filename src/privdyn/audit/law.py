@@ -6,9 +6,10 @@ drawn or scaled by a wrong factor) changes that law long before it moves the thr
 row compares its runs with the stated law:
 
 * :class:`WhitenedSample`: the runs' outputs whitened by the stated law, ``(output - mean) L^{-T}`` with
-  ``L L^T`` the stated covariance, so that under the law the rows are i.i.d. N(0, I_k). Tested: every mean (standard
-  error ``1/sqrt(n)``), every variance (``sqrt(2 / (n - 1))``), every covariance (``1/sqrt(n)``) and the pooled
-  variance of all ``n k`` values (``sqrt(2 / (n k - 1))``), the last the most powerful against a scale bug.
+  ``L L^T`` the stated covariance, so that under the law the rows are i.i.d. N(0, I_k). Tested exactly: every mean
+  (normal, standard error ``1/sqrt(n)``), every variance (chi-square with n - 1 degrees of freedom), every
+  correlation (Student's t with n - 2) and the pooled variance of all ``n k`` values (chi-square with (n - 1) k), the
+  last the most powerful against a scale bug.
 * :class:`CdfSample`: a one-dimensional output whose stated law is not Gaussian but known exactly (a censored
   Gaussian): the Kolmogorov-Smirnov test against its CDF.
 * :class:`TwoSample`: an output whose law is a known function of Gaussian noise without a closed form: the
@@ -120,27 +121,39 @@ def law_threshold(tests: int) -> float:
 def _z_of_p(p: float) -> float:
     from scipy import stats
 
-    return float(stats.norm.isf(max(p, 1e-300) / 2.0))
+    return float(stats.norm.isf(min(max(p, 1e-300), 1.0) / 2.0))
 
 
 def _whitened_tests(sample: WhitenedSample) -> list[tuple[str, float]]:
+    """Exact tests of i.i.d. N(0, I_k) rows, each reported as the z of the same two-sided tail: means (normal),
+    variances ((n - 1) s^2 ~ chi^2(n - 1)), correlations (t with n - 2 degrees of freedom) and the pooled variance
+    (chi^2((n - 1) k))."""
+    from scipy import stats
+
     values = np.asarray(sample.values, dtype=float)
     if values.ndim == 1:
         values = values[:, None]
     n, k = values.shape
     if n < 100:
         raise ValueError(f"a law check needs >= 100 runs; got {n} in {sample.name!r}.")
-    root = math.sqrt(n)
+
+    def chi2_z(total: float, dof: int) -> float:
+        tail = min(float(stats.chi2.sf(total, dof)), float(stats.chi2.cdf(total, dof)))
+        return _z_of_p(2.0 * tail)
+
     means = values.mean(axis=0)
     centred = values - means
-    covariance = centred.T @ centred / (n - 1)
-    tests = [(f"{sample.name}: mean[{i}]", abs(float(means[i])) * root) for i in range(k)]
-    tests += [(f"{sample.name}: variance[{i}]", abs(float(covariance[i, i]) - 1.0) / math.sqrt(2.0 / (n - 1)))
-              for i in range(k)]
-    tests += [(f"{sample.name}: covariance[{i},{j}]", abs(float(covariance[i, j])) * root)
-              for i in range(k) for j in range(i + 1, k)]
-    pooled = float(np.sum(centred**2)) / (n * k - 1)
-    tests.append((f"{sample.name}: pooled variance", abs(pooled - 1.0) / math.sqrt(2.0 / (n * k - 1))))
+    squares = np.sum(centred**2, axis=0)
+    tests = [(f"{sample.name}: mean[{i}]", abs(float(means[i])) * math.sqrt(n)) for i in range(k)]
+    tests += [(f"{sample.name}: variance[{i}]", chi2_z(float(squares[i]), n - 1)) for i in range(k)]
+    if k > 1:
+        correlation = (centred.T @ centred) / np.sqrt(np.outer(squares, squares))
+        for i in range(k):
+            for j in range(i + 1, k):
+                r = float(np.clip(correlation[i, j], -1.0 + 1e-15, 1.0 - 1e-15))
+                t = abs(r) * math.sqrt((n - 2) / (1.0 - r * r))
+                tests.append((f"{sample.name}: correlation[{i},{j}]", _z_of_p(2.0 * float(stats.t.sf(t, n - 2)))))
+    tests.append((f"{sample.name}: pooled variance", chi2_z(float(squares.sum()), (n - 1) * k)))
     return tests
 
 

@@ -102,14 +102,22 @@ class LangevinQuadratic(Mechanism):
         return _epsilon_of_zcdp(zcdp, self.delta)
 
     def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        """theta_K of ``runs`` runs of :func:`~privdyn.algorithms.noisy_gd.noisy_gd` per dataset, in three parts, one
+        per kind of noise source noisy_gd accepts: one Generator for all runs, one Generator per run
+        (:func:`privdyn.rng.run_generators`) and a :class:`privdyn.rng.CounterStream`."""
         from privdyn.algorithms.noisy_gd import QuadraticLoss, noisy_gd
+        from privdyn.rng import counter_stream, run_generators
 
         outputs = []
-        for data, gen in zip(self._data(), _generators(seed, unit_key), strict=True):
-            theta = noisy_gd(QuadraticLoss(), data, num_steps=self.num_steps, step_size=self.step_size,
-                             noise_scale=self.noise_scale * self.noise_factor, rng=gen, num_runs=runs,
-                             strong_convexity=1.0)
-            outputs.append(theta[:, 0])
+        sizes = (runs - 2 * (runs // 3), runs // 3, runs // 3)
+        for data, gen, side in zip(self._data(), _generators(seed, unit_key), ("D", "D'"), strict=True):
+            sources = (gen, run_generators(seed, f"{unit_key}/{side}/per-run", sizes[1]),
+                       counter_stream(seed, f"{unit_key}/{side}/counter"))
+            parts = [noisy_gd(QuadraticLoss(), data, num_steps=self.num_steps, step_size=self.step_size,
+                              noise_scale=self.noise_scale * self.noise_factor, rng=source, num_runs=size,
+                              strong_convexity=1.0)[:, 0]
+                     for source, size in zip(sources, sizes, strict=True) if size > 0]
+            outputs.append(np.concatenate(parts))
         return outputs[0], outputs[1]
 
     def gaussian_law(self) -> GaussianLaw:
@@ -211,8 +219,9 @@ class DPSGDCanary(Mechanism):
                              batch_size=self.batch_size, num_steps=self.num_steps, delta=self.delta,
                              sampler=self.sampler, neighboring=self.neighboring)
 
-    end_to_end_runs: int = 400
-    """Runs per dataset of :class:`privdyn.algorithms.dpsgd.DPSGD` itself, for the law check (:meth:`run`)."""
+    end_to_end_steps: int = 8000
+    """Steps per dataset of :class:`privdyn.algorithms.dpsgd.DPSGD` itself, for the law check (:meth:`run`): that
+    many over ``num_steps`` runs (at least 100)."""
 
     def _signs(self) -> tuple[float, float]:
         return 1.0, (-1.0 if self.neighboring == "replace_one" else 0.0)
@@ -240,8 +249,9 @@ class DPSGDCanary(Mechanism):
         return -outputs[0], -outputs[1]
 
     def run(self, seed: int, unit_key: str, runs: int) -> Runs:
-        """:meth:`scores`, and ``end_to_end_runs`` runs per dataset of :class:`~privdyn.algorithms.dpsgd.DPSGD`
-        on the canary (one weight, per-example loss x w; the canary's feature ``10 clip``, the others 0), whose
+        """:meth:`scores`, and ``end_to_end_steps / num_steps`` runs per dataset of :class:`~privdyn.algorithms.dpsgd.DPSGD`
+        on the canary (one weight, per-example loss x w; the canary's feature ``10 clip``, the others 0; past
+        normals regenerated where the strategy supports it, the stream's other path), whose
         releases y_t = (W_{t-1} - W_t) B / (eta clip) given the canary's participation (the step clipped one
         gradient) are whitened by the stated law: C (y - sign b) / kappa ~ N(0, I_T), kappa nominal."""
         from privdyn.algorithms.dpsgd import DPSGD
@@ -249,20 +259,22 @@ class DPSGDCanary(Mechanism):
 
         scores = self.scores(seed, unit_key, runs)
         encoder = self._strategy().encoder_matrix(self.num_steps)
+        end_to_end = max(100, self.end_to_end_steps // self.num_steps)
         samples = []
         step_size, clip = 0.5, 1.0
         for sign, side in zip(self._signs(), ("D", "D'"), strict=True):
             features = np.zeros((self.n, 1))
             features[0, 0] = sign * 10.0 * clip
             key = f"{unit_key}/end-to-end/{side}"
-            residuals = np.empty((self.end_to_end_runs, self.num_steps))
-            for r in range(self.end_to_end_runs):
+            residuals = np.empty((end_to_end, self.num_steps))
+            for r in range(end_to_end):
                 private = DPSGD(_CanaryModel(), np.zeros((1, 1)), features, np.ones(self.n), step_size=step_size,
                                 batch_size=self.batch_size, clip=clip,
                                 noise_multiplier=self.noise_multiplier * self.noise_factor,
                                 strategy=self._strategy(), sampler=self.sampler,
                                 sampling_rng=generator(seed, key, run_index=r, purpose="sampling"),
-                                noise_rng=step_normals(seed, key, run=r), num_steps=self.num_steps)
+                                noise_rng=step_normals(seed, key, run=r), num_steps=self.num_steps,
+                                regenerate=self._strategy().supports_regeneration)
                 previous = 0.0
                 for t in range(self.num_steps):
                     current = float(private.step()[0, 0])

@@ -38,7 +38,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from privdyn.audit.base import GaussianLaw, Mechanism
+from privdyn.audit.base import GaussianLaw, Mechanism, Runs, _generators
+from privdyn.audit.law import WhitenedSample
 from privdyn.privacy.labels import PrivacyLoss
 
 __all__ = ["NoisySGDLeastSquares"]
@@ -124,12 +125,13 @@ class NoisySGDLeastSquares(Mechanism):
 
     # --- the exact law -------------------------------------------------------------------------------------------
 
-    def _exact_pair(self, noise_std: float) -> _ExactPair:
+    def _exact_pair(self, noise_std: float, init_variance: float = 0.0) -> _ExactPair:
         """Propagate m_{k+1} = C_k m_k + eta b_k a_k, V_{k+1} = C_k V_k C_k^T + eta^2 sigma^2 I and the mean gap
-        Delta (born at the canary's step as eta label_shift a_l, then Delta <- C_k Delta) from x_0 = 0."""
+        Delta (born at the canary's step as eta label_shift a_l, then Delta <- C_k Delta) from x_0 ~ N(0, v I)
+        (v = ``init_variance``; 0: x_0 = 0)."""
         _, features, labels = self._dataset()
         eta, d = self.step_size, self.dim
-        mean, shift, covariance = np.zeros(d), np.zeros(d), np.zeros((d, d))
+        mean, shift, covariance = np.zeros(d), np.zeros(d), init_variance * np.eye(d)
         for k in range(self.num_steps):
             a = features[k]
             contraction = (1.0 - eta * self.ridge) * np.eye(d) - eta * np.outer(a, a)
@@ -159,16 +161,52 @@ class NoisySGDLeastSquares(Mechanism):
 
     # --- the runs ------------------------------------------------------------------------------------------------
 
+    def run(self, seed: int, unit_key: str, runs: int) -> Runs:
+        """:meth:`scores` with their law, and two more entry points' runs (``runs // 20`` each, at least 100)
+        against their stated laws: :func:`privdyn.algorithms.noisy_sgd.noisy_sgd` (one run on the dataset, per
+        run) on D and D', and :func:`~privdyn.algorithms.noisy_sgd.simulate_noisy_sgd` with a secret random start
+        x_0 ~ N(0, I) (``init_variance=1``) on D, whose law adds the propagated start's covariance."""
+        from privdyn.algorithms.noisy_sgd import noisy_sgd, simulate_noisy_sgd
+
+        base = super().run(seed, unit_key, runs)
+        extra = max(100, runs // 20)
+        target, features, labels = self._dataset()
+        w = self._direction()
+        law = self.gaussian_law()
+        samples = list(base.law)
+        for side_labels, mean, gen, side in zip((labels, self._neighbour_labels(labels)),
+                                                (law.mean, law.neighbour_mean),
+                                                _generators(seed, f"{unit_key}/noisy_sgd"), ("D", "D'"), strict=True):
+            last = np.array([noisy_sgd(features, side_labels, x0=np.zeros(self.dim), ridge=self.ridge, rng=gen,
+                                       step_size=self.step_size, noise_std=self.noise_std * self.noise_factor)
+                             for _ in range(extra)])
+            samples.append(WhitenedSample(f"noisy_sgd w^T x_n on {side}", (last @ w - mean) / law.std))
+        start = self._exact_pair(self.noise_std * self.noise_factor, init_variance=1.0)
+        sim = simulate_noisy_sgd(data=self._design(target), dataset=(features, labels), shuffle=False,
+                                 x0=np.zeros(self.dim), ridge=self.ridge, num_steps=self.num_steps, num_runs=extra,
+                                 seed=seed, unit_key=f"{unit_key}/random-start", step_size=self.step_size,
+                                 noise_std=self.noise_std * self.noise_factor, init_variance=1.0,
+                                 iterate_steps=[self.num_steps])
+        assert sim.iterates is not None
+        std = float(np.sqrt(w @ start.covariance @ w))
+        samples.append(WhitenedSample("simulate_noisy_sgd (secret random start) w^T x_n on D",
+                                      (sim.iterates[:, 0, :] @ w - float(w @ start.mean)) / std))
+        return Runs(scores=base.scores, law=tuple(samples))
+
+    def _design(self, target: np.ndarray) -> Any:
+        from privdyn.data.hsgd_design import gaussian_design
+        from privdyn.spectra import Spectrum
+
+        return gaussian_design(Spectrum.from_eigenvalues(self._eigenvalues()), label_noise=self.label_noise,
+                               target=target)
+
     def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
         """w^T x_n of ``runs`` runs of :func:`privdyn.algorithms.noisy_sgd.simulate_noisy_sgd` on the fixed dataset
         (D, then D'), in order, from x_0 = 0."""
         from privdyn.algorithms.noisy_sgd import simulate_noisy_sgd
-        from privdyn.data.hsgd_design import gaussian_design
-        from privdyn.spectra import Spectrum
 
         target, features, labels = self._dataset()
-        design = gaussian_design(Spectrum.from_eigenvalues(self._eigenvalues()), label_noise=self.label_noise,
-                                 target=target)
+        design = self._design(target)
         w = self._direction()
         outputs = []
         for side_labels, side in ((labels, "D"), (self._neighbour_labels(labels), "D'")):

@@ -133,6 +133,22 @@ class TorchOptimizerCanary(Mechanism):
         """The NumPy row of the same setting (and ``noise_factor``): its score is the statistic of this row."""
         raise NotImplementedError
 
+    regenerate: bool = False
+    """Regenerate past normals instead of buffering them (the noise stream's other path)."""
+
+    def _source(self, seed: int, key: str, block: int) -> Any:
+        """Block ``block``'s noise source: even blocks the counter-based :func:`privdyn.rng.step_normals`, odd blocks
+        a seeded torch.Generator (the stream's native draws), so a row runs both of the optimizer's sources."""
+        from privdyn.rng import generator, step_normals
+
+        if block % 2 == 0:
+            return step_normals(seed, key, run=block)
+        import torch
+
+        native = torch.Generator()
+        native.manual_seed(int(generator(seed, key, run_index=block, purpose="noise").integers(0, 2**62)))
+        return native
+
     def _optimizer(self, runs: int, noise_source: Any, *, noise_multiplier: float, account: bool = False) -> Any:
         """A PrivateOptimizer over a block of ``runs`` runs (bound to its accountant if ``account``)."""
         _require_torch_extra()
@@ -146,7 +162,7 @@ class TorchOptimizerCanary(Mechanism):
         return PrivateOptimizer(torch.optim.SGD(module.parameters(), lr=self.learning_rate), module, clip=self.clip,
                                 noise_multiplier=noise_multiplier, batch_size=self.batch_size,
                                 strategy=self._strategy(), noise_source=noise_source, num_steps=self.num_steps,
-                                per_example="closed_form", **bound)
+                                per_example="closed_form", regenerate=self.regenerate, **bound)
 
     def _batches(self, generator: np.random.Generator, runs: int) -> Any:
         from privdyn.torch import BatchSampler
@@ -206,7 +222,7 @@ class TorchOptimizerCanary(Mechanism):
         release is y = b + kappa xi with xi = C^{-1} Z, so C (y - b) / kappa is N(0, I_T) (kappa nominal, C the
         strategy's encoder): a noise-scale or noise-correlation bug in the optimizer or its noise stream shows as a
         whitened variance or covariance away from the identity."""
-        from privdyn.rng import generator, step_normals
+        from privdyn.rng import generator
 
         _require_torch_extra()
         reference = self._reference()
@@ -219,7 +235,7 @@ class TorchOptimizerCanary(Mechanism):
             released, residuals = [], []
             for block, first in enumerate(range(0, runs, self.block_size)):
                 size = min(self.block_size, runs - first)
-                private = self._optimizer(size, step_normals(seed, key, run=block), noise_multiplier=kappa)
+                private = self._optimizer(size, self._source(seed, key, block), noise_multiplier=kappa)
                 batches = self._batches(generator(seed, key, run_index=block, purpose="sampling"), size)
                 joined = np.zeros((self.num_steps, size))
                 y = self._releases(private, self._block(private, batches, size, side == "D", joined))
@@ -243,6 +259,7 @@ class TorchLambdaCGDFixedSize(TorchOptimizerCanary):
     neighboring: ClassVar[str] = "zero_out"
 
     noise_correlation: float = 0.5
+    regenerate: bool = True
 
     def _strategy(self) -> Any:
         from privdyn.privacy.correlated import LambdaCGD
@@ -267,6 +284,8 @@ class TorchLambdaCGDPoisson(TorchLambdaCGDFixedSize):
                                   "DPSGDAccountant (amplified bound)")
     sampler: ClassVar[str] = "poisson"
     neighboring: ClassVar[str] = "zero_out"
+
+    regenerate: bool = False
 
     def _reference(self) -> DPSGDCanary:
         from privdyn.audit.mechanisms import DPSGDCorrelatedPoisson
