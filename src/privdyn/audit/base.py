@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from privdyn.audit.law import CdfSample, TwoSample, WhitenedSample
+from privdyn.audit.law import Sample, WhitenedSample
 from privdyn.privacy.labels import PrivacyLoss
 
 __all__ = ["GaussianLaw", "Mechanism", "Runs", "missing_extra"]
@@ -35,7 +35,7 @@ class Runs:
     samples (:mod:`privdyn.audit.law`; empty when the release has no stated law to check)."""
 
     scores: tuple[np.ndarray, np.ndarray]
-    law: tuple[WhitenedSample | CdfSample | TwoSample, ...] = ()
+    law: tuple[Sample, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -24,8 +24,6 @@ import dataclasses
 import functools
 import math
 
-import numpy as np
-
 from privdyn import _check
 from privdyn.audit.base import Mechanism
 from privdyn.audit.gaussian import gaussian_shift, gaussian_shift_epsilon

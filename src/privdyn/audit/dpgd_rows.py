@@ -222,7 +222,8 @@ class PlanDPGDCanary(Mechanism):
         plan = self.plan()
         return stated_law(feature=1.0, label=-self.canary_label, neighbour_label=self.canary_label,
                           step_sizes=plan.learning_rate.step_sizes(self.n), position=0,
-                          clip_threshold=plan.clip, rho=math.sqrt(2.0 * float(plan.privacy.training_zcdp)) / self.noise_factor)
+                          clip_threshold=plan.clip,
+                          rho=math.sqrt(2.0 * float(plan.privacy.training_zcdp or 0.0)) / self.noise_factor)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -55,11 +55,10 @@ from privdyn.privacy.labels import PrivacyLoss
 
 if TYPE_CHECKING:
     from privdyn.audit.mechanisms import DPSGDCanary, LangevinQuadratic
-    from privdyn.plan._dpgd import DPGDPlan
     from privdyn.plan._dpsgd import DPSGDPlan
     from privdyn.plan._hsgd import HSGDPlan
     from privdyn.plan._langevin import LangevinPlan
-    from privdyn.sklearn import AdaSSPRegression, DPLinearRegression
+    from privdyn.sklearn import AdaSSPRegression
 
 __all__ = ["AdaSSPCanary", "PlanDPSGDCanary", "PlanHSGDCanary", "PlanLangevinCanary", "adassp_reference"]
 

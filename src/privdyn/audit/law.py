@@ -119,9 +119,17 @@ def law_threshold(tests: int) -> float:
 
 
 def _z_of_p(p: float) -> float:
-    from scipy import stats
+    """The z whose two-sided normal tail is ``p``."""
+    return _z_of_log_p(math.log(p) if p > 0.0 else -math.inf)
 
-    return float(stats.norm.isf(min(max(p, 1e-300), 1.0) / 2.0))
+
+def _z_of_log_p(log_p: float) -> float:
+    """The z whose two-sided normal tail is exp(``log_p``), computed in log space (no underflow)."""
+    from scipy import special
+
+    if log_p == -math.inf:
+        return math.inf
+    return float(-special.ndtri_exp(min(log_p, 0.0) - math.log(2.0)))
 
 
 def _whitened_tests(sample: WhitenedSample) -> list[tuple[str, float]]:
@@ -138,8 +146,11 @@ def _whitened_tests(sample: WhitenedSample) -> list[tuple[str, float]]:
         raise ValueError(f"a law check needs >= 100 runs; got {n} in {sample.name!r}.")
 
     def chi2_z(total: float, dof: int) -> float:
-        tail = min(float(stats.chi2.sf(total, dof)), float(stats.chi2.cdf(total, dof)))
-        return _z_of_p(2.0 * tail)
+        log_tail = min(float(stats.chi2.logsf(total, dof)), float(stats.chi2.logcdf(total, dof)))
+        if math.isfinite(log_tail):
+            return _z_of_log_p(log_tail + math.log(2.0))
+        # beyond the float range of the tail: the Wilson-Hilferty normal approximation of the same statistic
+        return abs(((total / dof) ** (1.0 / 3.0) - (1.0 - 2.0 / (9.0 * dof))) / math.sqrt(2.0 / (9.0 * dof)))
 
     means = values.mean(axis=0)
     centred = values - means
@@ -152,7 +163,8 @@ def _whitened_tests(sample: WhitenedSample) -> list[tuple[str, float]]:
             for j in range(i + 1, k):
                 r = float(np.clip(correlation[i, j], -1.0 + 1e-15, 1.0 - 1e-15))
                 t = abs(r) * math.sqrt((n - 2) / (1.0 - r * r))
-                tests.append((f"{sample.name}: correlation[{i},{j}]", _z_of_p(2.0 * float(stats.t.sf(t, n - 2)))))
+                tests.append((f"{sample.name}: correlation[{i},{j}]",
+                               _z_of_log_p(float(stats.t.logsf(t, n - 2)) + math.log(2.0))))
     tests.append((f"{sample.name}: pooled variance", chi2_z(float(squares.sum()), (n - 1) * k)))
     return tests
 

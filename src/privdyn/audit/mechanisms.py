@@ -111,8 +111,8 @@ class LangevinQuadratic(Mechanism):
         outputs = []
         sizes = (runs - 2 * (runs // 3), runs // 3, runs // 3)
         for data, gen, side in zip(self._data(), _generators(seed, unit_key), ("D", "D'"), strict=True):
-            sources = (gen, run_generators(seed, f"{unit_key}/{side}/per-run", sizes[1]),
-                       counter_stream(seed, f"{unit_key}/{side}/counter"))
+            sources: tuple[Any, ...] = (gen, run_generators(seed, f"{unit_key}/{side}/per-run", sizes[1]),
+                                        counter_stream(seed, f"{unit_key}/{side}/counter"))
             parts = [noisy_gd(QuadraticLoss(), data, num_steps=self.num_steps, step_size=self.step_size,
                               noise_scale=self.noise_scale * self.noise_factor, rng=source, num_runs=size,
                               strong_convexity=1.0)[:, 0]
@@ -249,10 +249,10 @@ class DPSGDCanary(Mechanism):
         return -outputs[0], -outputs[1]
 
     def run(self, seed: int, unit_key: str, runs: int) -> Runs:
-        """:meth:`scores`, and ``end_to_end_steps / num_steps`` runs per dataset of :class:`~privdyn.algorithms.dpsgd.DPSGD`
-        on the canary (one weight, per-example loss x w; the canary's feature ``10 clip``, the others 0; past
-        normals regenerated where the strategy supports it, the stream's other path), whose
-        releases y_t = (W_{t-1} - W_t) B / (eta clip) given the canary's participation (the step clipped one
+        """:meth:`scores`, and ``end_to_end_steps / num_steps`` runs per dataset of
+        :class:`~privdyn.algorithms.dpsgd.DPSGD` on the canary (one weight, per-example loss x w; the canary's
+        feature ``10 clip``, the others 0; past normals regenerated where the strategy supports it, the stream's
+        other path), whose releases y_t = (W_{t-1} - W_t) B / (eta clip) given the canary's participation (the step clipped one
         gradient) are whitened by the stated law: C (y - sign b) / kappa ~ N(0, I_T), kappa nominal."""
         from privdyn.algorithms.dpsgd import DPSGD
         from privdyn.rng import generator, step_normals

@@ -215,10 +215,30 @@ def mutate(source: str, site: Site, factor: float) -> str:
 
 
 def _rows(include_slow: bool) -> list[str]:
-    from privdyn.audit.table import available_mechanisms
     from privdyn.audit.mechanisms import MECHANISMS
+    from privdyn.audit.table import available_mechanisms
 
     return [name for name in available_mechanisms() if include_slow or not MECHANISMS[name].slow_accountant]
+
+
+def _tracer(wanted: dict[str, int], seen: set[tuple[int, int]]) -> Any:
+    """A ``sys.settrace`` function adding (file index, line) to ``seen`` for every line run in a ``wanted`` file."""
+
+    def line_tracer(index: int) -> Any:
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "line":
+                seen.add((index, frame.f_lineno))
+            return local
+        return local
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        index = wanted.get(frame.f_code.co_filename)
+        if index is None:
+            return None
+        seen.add((index, frame.f_lineno))
+        return line_tracer(index)
+
+    return tracer
 
 
 def _coverage_worker(rows: Sequence[str], files: Sequence[str], runs: int) -> dict[str, list[list[int]]]:
@@ -230,22 +250,7 @@ def _coverage_worker(rows: Sequence[str], files: Sequence[str], runs: int) -> di
     out: dict[str, list[list[int]]] = {}
     for row in rows:
         seen: set[tuple[int, int]] = set()
-
-        def line_tracer(index: int) -> Any:
-            def local(frame: Any, event: str, arg: Any) -> Any:
-                if event == "line":
-                    seen.add((index, frame.f_lineno))
-                return local
-            return local
-
-        def tracer(frame: Any, event: str, arg: Any) -> Any:
-            index = wanted.get(frame.f_code.co_filename)
-            if index is None:
-                return None
-            seen.add((index, frame.f_lineno))
-            return line_tracer(index)
-
-        sys.settrace(tracer)
+        sys.settrace(_tracer(wanted, seen))
         try:
             mechanism(row).run(0, f"coverage/{row}", runs)
         finally:
@@ -355,7 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.only:
         sites = [site for site in sites if args.only in site.label()]
     covered = coverage(sites, _rows(include_slow=True))
-    table = []
+    table: list[dict[str, Any]] = []
     print(f"{len(sites)} sites; factors {args.factors}; {runs} runs per dataset; seed {args.seed}", flush=True)
     for site in sites:
         rows = covered[site.key]

@@ -47,6 +47,8 @@ never imports it; without PyTorch a row raises the ImportError of :mod:`privdyn.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import warnings
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -135,13 +137,16 @@ class TorchOptimizerCanary(Mechanism):
 
     regenerate: bool = False
     """Regenerate past normals instead of buffering them (the noise stream's other path)."""
+    opacus_runs: int = 0
+    """Runs per dataset of :class:`privdyn.torch.DPOptimizer` (Opacus) added to the law check (needs opacus)."""
 
-    def _source(self, seed: int, key: str, block: int) -> Any:
-        """Block ``block``'s noise source: even blocks the counter-based :func:`privdyn.rng.step_normals`, odd blocks
-        a seeded torch.Generator (the stream's native draws), so a row runs both of the optimizer's sources."""
+    def _source(self, seed: int, key: str, block: int, side: int = 0) -> Any:
+        """Block ``block``'s noise source on side ``side`` (0: D, 1: D'): the counter-based
+        :func:`privdyn.rng.step_normals` when block + side is even, else a seeded torch.Generator (the stream's native
+        draws), so a row runs both of the optimizer's sources on both datasets."""
         from privdyn.rng import generator, step_normals
 
-        if block % 2 == 0:
+        if (block + side) % 2 == 0:
             return step_normals(seed, key, run=block)
         import torch
 
@@ -201,6 +206,46 @@ class TorchOptimizerCanary(Mechanism):
         lr = float(private.optimizer.param_groups[0]["lr"])
         return ((iterates[:-1] - iterates[1:]) * (private.batch_size / (lr * private.clip))).T
 
+    def _opacus_residuals(self, seed: int, key: str, runs: int, canary: bool) -> np.ndarray:
+        """y - b (runs, T) of one block of ``runs`` runs of :class:`privdyn.torch.DPOptimizer` (Opacus' clipping and
+        averaging, privdyn's noise stream): ``nn.Linear(runs, 1)`` wrapped by Opacus' ``GradSampleModule``, run r's
+        canary the feature ``canary_gradient * clip * e_r`` (its per-sample gradient; clipped by Opacus to
+        ``clip e_r`` up to its factor clip / (norm + 1e-6)), the noise ``clip kappa xi_t`` over the weight's
+        coordinates (one correlated stream per run), the sum divided by the expected batch size B."""
+        import torch
+        from opacus import GradSampleModule
+
+        from privdyn.rng import generator, step_normals
+        from privdyn.torch import DPOptimizer
+
+        model = torch.nn.Linear(runs, 1, bias=False).double()
+        with torch.no_grad():
+            model.weight.zero_()
+        wrapped = GradSampleModule(model, loss_reduction="mean")
+        private = DPOptimizer(torch.optim.SGD(wrapped.parameters(), lr=self.learning_rate),
+                              noise_multiplier=self.noise_multiplier * self.noise_factor, max_grad_norm=self.clip,
+                              expected_batch_size=self.batch_size, strategy=self._strategy(),
+                              noise_source=step_normals(seed, key), num_steps=self.num_steps, loss_reduction="mean")
+        batches = self._batches(generator(seed, key, purpose="sampling"), runs)
+        feature = self.canary_gradient * self.clip if canary else 0.0
+        previous = model.weight.detach().numpy()[0].copy()
+        residuals = np.empty((runs, self.num_steps))
+        for t in range(self.num_steps):
+            present = np.array([0 in next(batches) for _ in range(runs)])
+            rows = np.flatnonzero(present)
+            x = torch.zeros((max(rows.size, 1), runs), dtype=torch.float64)
+            x[torch.arange(rows.size), torch.from_numpy(rows)] = feature
+            private.zero_grad()
+            with warnings.catch_warnings():  # Opacus' hooks warn that the inputs need no gradient (they do not)
+                warnings.simplefilter("ignore", UserWarning)
+                wrapped(x)[:, 0].mean().backward()
+            private.step()
+            current = model.weight.detach().numpy()[0].copy()
+            released = (previous - current) * self.batch_size / (self.learning_rate * self.clip)
+            residuals[:, t] = released - (present if canary else 0.0)
+            previous = current
+        return residuals
+
     # --- the Mechanism interface ---------------------------------------------------------------------------------
 
     def reported(self) -> PrivacyLoss:
@@ -230,12 +275,12 @@ class TorchOptimizerCanary(Mechanism):
         q = self.batch_size / self.n
         kappa = self.noise_multiplier * self.noise_factor
         outputs, samples = [], []
-        for side in _SIDES:
+        for index, side in enumerate(_SIDES):
             key = f"{unit_key}/{side}"
             released, residuals = [], []
             for block, first in enumerate(range(0, runs, self.block_size)):
                 size = min(self.block_size, runs - first)
-                private = self._optimizer(size, self._source(seed, key, block), noise_multiplier=kappa)
+                private = self._optimizer(size, self._source(seed, key, block, index), noise_multiplier=kappa)
                 batches = self._batches(generator(seed, key, run_index=block, purpose="sampling"), size)
                 joined = np.zeros((self.num_steps, size))
                 y = self._releases(private, self._block(private, batches, size, side == "D", joined))
@@ -244,6 +289,12 @@ class TorchOptimizerCanary(Mechanism):
             outputs.append(reference._score(np.concatenate(released) @ encoder.T, encoder, q))
             samples.append(WhitenedSample(f"PrivateOptimizer releases on {side}",
                                           np.concatenate(residuals) @ encoder.T / self.noise_multiplier))
+        if self.opacus_runs and importlib.util.find_spec("opacus") is not None:
+            for side in _SIDES:
+                opacus = self._opacus_residuals(seed, f"{unit_key}/opacus/{side}", min(self.opacus_runs, runs),
+                                                side == "D")
+                samples.append(WhitenedSample(f"DPOptimizer (Opacus) releases on {side}",
+                                              opacus @ encoder.T / self.noise_multiplier))
         # the statistic is large on D (with the canary); the audit's scores are large on D'
         return Runs(scores=(-outputs[0], -outputs[1]), law=tuple(samples))
 
@@ -260,6 +311,7 @@ class TorchLambdaCGDFixedSize(TorchOptimizerCanary):
 
     noise_correlation: float = 0.5
     regenerate: bool = True
+    opacus_runs: int = 2048
 
     def _strategy(self) -> Any:
         from privdyn.privacy.correlated import LambdaCGD
@@ -286,6 +338,7 @@ class TorchLambdaCGDPoisson(TorchLambdaCGDFixedSize):
     neighboring: ClassVar[str] = "zero_out"
 
     regenerate: bool = False
+    opacus_runs: int = 0
 
     def _reference(self) -> DPSGDCanary:
         from privdyn.audit.mechanisms import DPSGDCorrelatedPoisson
