@@ -252,8 +252,8 @@ class DPSGDCanary(Mechanism):
         """:meth:`scores`, and ``end_to_end_steps / num_steps`` runs per dataset of
         :class:`~privdyn.algorithms.dpsgd.DPSGD` on the canary (one weight, per-example loss x w; the canary's
         feature ``10 clip``, the others 0; past normals regenerated where the strategy supports it, the stream's
-        other path), whose releases y_t = (W_{t-1} - W_t) B / (eta clip) given the canary's participation (the step clipped one
-        gradient) are whitened by the stated law: C (y - sign b) / kappa ~ N(0, I_T), kappa nominal."""
+        other path), whose releases y_t = (W_{t-1} - W_t) B / (eta clip) given the canary's participation (the step
+        clipped one gradient) are whitened by the stated law: C (y - sign b) / kappa ~ N(0, I_T), kappa nominal."""
         from privdyn.algorithms.dpsgd import DPSGD
         from privdyn.rng import generator, step_normals
 
