@@ -1,42 +1,26 @@
-"""Audit rows for the user-facing estimators and the planner: what a fitted object reports against its canary runs.
+"""Audit rows for AdaSSP and the planner's other plans: what a fitted object or a plan reports against its canary runs.
 
-Each row fits (or plans) the user-facing object once on a small public setup and reports the epsilon the object
-itself reports (``privacy_["epsilon"]`` of the fitted estimator, ``plan.privacy.epsilon`` of the plan) with its
-guarantee label. The runs use a reduction whose privacy-relevant numbers (step sizes, noise standard deviations,
-clip, preprocessing scales) are read from the fitted object, never recomputed from the accountant's formulas; the
-tests check that the reduction reproduces the object's own computation on the same noise.
+Each row reports the epsilon the object itself reports (``privacy_["epsilon"]`` of the fitted estimator,
+``plan.privacy.epsilon`` of the plan) with its guarantee label, and runs the mechanism through its public entry
+point. (The one-pass DP-GD rows, DPLinearRegression's among them, are in :mod:`privdyn.audit.dpgd_rows`.)
 
-* ``sklearn-dplinearregression``: :class:`privdyn.sklearn.DPLinearRegression` (one pass of clipped DP-GD, Bombari
-  et al., arXiv 2505.16329, Algorithm 1, with the planner's hyper-parameters) on n one-dimensional rows without an
-  intercept: the canary row sits at the public bounds (x = F, y = -B on D, y = +B on D') and every other row is
-  x = 0, y = 0 (zero gradient). After the estimator's preprocessing the canary is z = s F = 1, y~ = -+1; its
-  gradient at theta_0 = 0 has norm 1 > C_clip, so both are clipped and differ by 2 C_clip, the sensitivity
-  Proposition 4.1 assumes. The reduction runs Algorithm 1 in d = 1 with the canary first and the fitted estimator's
-  step sizes, noise standard deviations and clip (:meth:`~privdyn.sklearn.DPLinearRegression.training_schedule`);
-  theta_n is then N(-+ eta_1 C_clip, sum_k noise_std_k^2), a Gaussian shift of eta_1 / sqrt(sum_k sigma_k^2) = rho
-  (eq. 4.2), the level Proposition 4.1 bounds. Under the noise-optimal calibration every position of the canary in
-  the pass has that shift (while the step is not capped); the first one makes the law exactly Gaussian (no noise
-  enters the canary's residual).
-* ``sklearn-adassp``: :class:`privdyn.sklearn.AdaSSPRegression` (Wang 2018, arXiv 1803.02596, Algorithm 2)
-  releases lambda_min(X^T X) + s1 Z, the upper triangle of X^T X + s2 E and X^T y + s3 z; theta and the ridge are
-  post-processing of them. In d = 2 without intercept, n = 2: D = {(F e1, B), (F e1, 0)}, D' replaces the canary
-  by (F e2, -B). Then lambda_min moves by F^2 (its sensitivity), the upper triangle by sqrt(2) F^2 (its
+* ``sklearn-adassp``: :meth:`privdyn.sklearn.AdaSSPRegression.fit` (Wang 2018, arXiv 1803.02596, Algorithm 2), once
+  per run. It releases lambda_min(X^T X) + s1 Z, the upper triangle of X^T X + s2 E and X^T y + s3 z; theta and the
+  ridge are post-processing of them. In d = 2 without intercept, n = 2: D = {(F e1, B), (F e1, 0)}, D' replaces the
+  canary by (F e2, -B). Then lambda_min moves by F^2 (its sensitivity), the upper triangle by sqrt(2) F^2 (its
   sensitivity) and X^T y by sqrt(2) F B (of the sensitivity 2 F B: no single replacement attains all three; the
   pair's squared whitened shift is 5/6 of the sum the accountant composes). The releases are Gaussian with the same
-  covariance on D and D', so the Neyman-Pearson score is the projection on the whitened mean shift w, a
-  one-dimensional Gaussian shift of ||w||; the means are the statistics of the preprocessed canary pair, the
-  standard deviations those the fitted estimator records in ``privacy_["shares"]`` (the ones its fit drew with).
-* ``plan-dpgd``: the plan :func:`privdyn.plan.dpgd` returns for a public model, run as Algorithm 1 on the same
-  one-dimensional canary as the ``dpgd`` row (x = 1, y = -+5, the rest at x = 0) with the plan's clip, learning
-  rate and rho; reported: the plan's own statement.
+  covariance on D and D', so the audited epsilon is that of a Gaussian shift of ||w||, w the whitened mean shift,
+  with the noise the statement states (s = Delta / sqrt(2 zcdp) per release). Each fit's (coef_, ridge_) is
+  replayed by :func:`adassp_reference` with the stated noise from the same normals (the law check).
 * ``plan-dpsgd``: the plan of :func:`privdyn.plan.dpsgd` (independent noise, Poisson sampling, add-remove) run on the
-  registered DP-SGD canary row of its sampler and relation with the plan's noise multiplier and sizes (threshold
-  test).
+  registered DP-SGD row of its sampler and relation with the plan's noise multiplier and sizes (threshold test; the
+  row's :class:`~privdyn.algorithms.dpsgd.DPSGD` runs checked against the stated law).
 * ``plan-langevin``: the plan of :func:`privdyn.plan.langevin` for the unit quadratic in d = 1, run as the
-  ``langevin-quadratic`` row (noisy GD itself) with the plan's step size, noise scale and steps (exact Gaussian law).
-* ``sklearn-dplinearregression-planning-share``: :class:`privdyn.sklearn.DPLinearRegression` with
-  ``planning_share``: its three Gaussian planning releases and theta_n on the label canary, one Gaussian shift of
-  sqrt(||w||^2 + rho^2) (:class:`DPLinearRegressionPlanningShareCanary`).
+  ``langevin-quadratic`` row (:func:`~privdyn.algorithms.noisy_gd.noisy_gd` itself) with the plan's step size,
+  noise scale and steps (exact Gaussian law).
+* ``plan-hsgd``: the plan of :func:`privdyn.plan.hsgd` run by
+  :func:`~privdyn.algorithms.noisy_sgd.simulate_noisy_sgd`, shuffled once (a surrogate: a finding).
 """
 
 from __future__ import annotations

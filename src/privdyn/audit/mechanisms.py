@@ -1,26 +1,28 @@
 """The mechanisms privdyn audits: each run on a worst-case pair of neighbouring datasets (a canary).
 
-Every mechanism is a one-dimensional reduction of an algorithm privdyn simulates, chosen so that the privacy loss of
-the reduction is the privacy loss the accountant bounds (the canary pair attains the sensitivity the accountant
-assumes). A mechanism knows three things:
+Every mechanism runs a public entry point of privdyn (``Mechanism.entry_point``) on a canary pair chosen so that the
+privacy loss of the release is the privacy loss the accountant bounds (the pair attains the sensitivity the
+accountant assumes). A mechanism knows four things:
 
-* :meth:`Mechanism.reported`: the epsilon privdyn's accountant reports for it, with its guarantee label;
+* :meth:`Mechanism.reported`: the epsilon privdyn reports for it, with its guarantee label;
 * :meth:`Mechanism.scores`: ``runs`` outputs on D and on D' reduced to one score each (a large score points to D');
-* :meth:`Mechanism.gaussian_law`: where the output law is Gaussian, its means on D and D' and its standard
-  deviation, computed by propagating the algorithm's own update (not from the accountant's formula), else None.
+* :meth:`Mechanism.run`: the scores and the release's law samples, checked against the stated law
+  (:mod:`privdyn.audit.law`);
+* :meth:`Mechanism.gaussian_law`: where the score's law is Gaussian, its means on D and D' and its standard
+  deviation, stated from the mechanism's definition and its statement (not from privdyn's noise code), else None.
 
-``noise_factor`` multiplies the noise the mechanism *runs* with while the reported epsilon keeps the nominal noise:
-``noise_factor=0.5`` plants the bug "an accountant whose noise is halved", which an audit must flag.
+``noise_factor`` multiplies the noise the mechanism *runs* with while the reported epsilon keeps the nominal noise,
+where the entry point has a public knob for it (a paper row's noise scale, a plan's rho): ``noise_factor=0.5``
+plants the bug "an accountant whose noise is halved", which an audit must flag. Rows that run an estimator's fit have
+no such knob; :mod:`privdyn.audit.mutants` plants bugs in the code itself.
 
 Worst-case pairs:
 
 * ``langevin-quadratic`` / ``langevin-logistic``: noisy GD (Chourasia, Ye, Shokri 2021, arXiv 2102.05855,
   Algorithm 1; accounted by Corollary 1) on n one-dimensional records, all at the same point except the canary,
   which sits at the other end of the data domain; the gradient difference is the sensitivity.
-* ``dpgd``: one-pass clipped DP-GD (Bombari et al., arXiv 2505.16329, Algorithm 1; Proposition 4.1) in d = 1 with
-  the canary first (x = 1, y = +-Y, ``|Y|`` over the clip, so clipping is active and the clipped gradients differ by
-  2C) and the other records at x = 0 (zero gradient). The release theta_n is then N(+-eta_1 C, 4 C^2 sum_k sigma_k^2):
-  a Gaussian shift of exactly rho, so Proposition 4.1 is tight here.
+* ``dpgd``: one-pass clipped DP-GD (Bombari et al., arXiv 2505.16329, Algorithm 1; Proposition 4.1) through
+  :func:`privdyn.algorithms.dpgd.simulate_dpgd`: :mod:`privdyn.audit.dpgd_rows`.
 * ``hsgd``: one-pass noisy SGD on least squares (Lin et al., arXiv 2510.16687, Algorithm 1) with a label canary,
   against the homogenized-SGD surrogate: :mod:`privdyn.audit.noisy_sgd`.
 * ``dpsgd-*``: DP-SGD with correlated noise (Wang et al., arXiv 2605.12648, Algorithm 1) where every record but the
@@ -29,7 +31,9 @@ Worst-case pairs:
   step t and xi = C^{-1} Z the strategy's correlated noise (zero-out and add-remove: b_t is 0 on D' ... 1 on D;
   replace-one: the replacement's gradient is -clip, so D' sees -b_t). Under fixed-size sampling a given record
   joins each step with probability B/n, independently across steps, exactly as under Poisson sampling with rate
-  B/n: the reduction of both samplers is the same, only the accountant (relation, sampler) differs.
+  B/n: the reduction of both samplers is the same, only the accountant (relation, sampler) differs. The noise comes
+  from the simulator's own noise engine (:meth:`privdyn.privacy.correlated.Strategy.stream`), and beside these
+  vectorized runs :class:`privdyn.algorithms.dpsgd.DPSGD` itself runs on the canary for the law check.
 """
 
 from __future__ import annotations
@@ -248,43 +252,63 @@ class DPSGDCanary(Mechanism):
         # the statistic is large on D (with the canary); the audit's scores are large on D'
         return -outputs[0], -outputs[1]
 
+    other_strategies: ClassVar[bool] = False
+    """Whether the row's law check also runs DPSGD with the strategy families no accountant row covers (a
+    three-band inverse buffered and regenerated, the square root, a Toeplitz encoder): the noise engine's other
+    paths, each against its own stated law."""
+
     def run(self, seed: int, unit_key: str, runs: int) -> Runs:
         """:meth:`scores`, and ``end_to_end_steps / num_steps`` runs per dataset of
         :class:`~privdyn.algorithms.dpsgd.DPSGD` on the canary (one weight, per-example loss x w; the canary's
         feature ``10 clip``, the others 0; past normals regenerated where the strategy supports it, the stream's
         other path), whose releases y_t = (W_{t-1} - W_t) B / (eta clip) given the canary's participation (the step
         clipped one gradient) are whitened by the stated law: C (y - sign b) / kappa ~ N(0, I_T), kappa nominal."""
+        scores = self.scores(seed, unit_key, runs)
+        strategy = self._strategy()
+        end_to_end = max(100, self.end_to_end_steps // self.num_steps)
+        samples = []
+        for sign, side in zip(self._signs(), ("D", "D'"), strict=True):
+            residuals = self._dpsgd_residuals(seed, f"{unit_key}/end-to-end/{side}", strategy,
+                                              strategy.supports_regeneration, sign, end_to_end)
+            samples.append(WhitenedSample(f"DPSGD releases on {side}", residuals @ strategy.encoder_matrix(
+                self.num_steps).T / self.noise_multiplier))
+        if self.other_strategies:
+            from privdyn.privacy.correlated import BandedInverse, SquareRoot, Toeplitz
+
+            others = ((BandedInverse((1.0, -0.5, 0.2)), False), (BandedInverse((1.0, -0.5, 0.2)), True),
+                      (SquareRoot(), False), (Toeplitz((1.0, 0.5, 0.25)), False))
+            for other, regenerate in others:
+                label = f"{other!r}{' regenerated' if regenerate else ''}"
+                residuals = self._dpsgd_residuals(seed, f"{unit_key}/end-to-end/{label}", other, regenerate, 1.0,
+                                                  100)
+                samples.append(WhitenedSample(f"DPSGD releases with {label} on D", residuals @ other.encoder_matrix(
+                    self.num_steps).T / self.noise_multiplier))
+        return Runs(scores=scores, law=tuple(samples))
+
+    def _dpsgd_residuals(self, seed: int, key: str, strategy: Any, regenerate: bool, sign: float,
+                         runs: int) -> np.ndarray:
+        """y - sign b, shape (runs, T), of ``runs`` runs of DPSGD on the canary with ``strategy``."""
         from privdyn.algorithms.dpsgd import DPSGD
         from privdyn.rng import generator, step_normals
 
-        scores = self.scores(seed, unit_key, runs)
-        encoder = self._strategy().encoder_matrix(self.num_steps)
-        end_to_end = max(100, self.end_to_end_steps // self.num_steps)
-        samples = []
         step_size, clip = 0.5, 1.0
-        for sign, side in zip(self._signs(), ("D", "D'"), strict=True):
-            features = np.zeros((self.n, 1))
-            features[0, 0] = sign * 10.0 * clip
-            key = f"{unit_key}/end-to-end/{side}"
-            residuals = np.empty((end_to_end, self.num_steps))
-            for r in range(end_to_end):
-                private = DPSGD(_CanaryModel(), np.zeros((1, 1)), features, np.ones(self.n), step_size=step_size,
-                                batch_size=self.batch_size, clip=clip,
-                                noise_multiplier=self.noise_multiplier * self.noise_factor,
-                                strategy=self._strategy(), sampler=self.sampler,
-                                sampling_rng=generator(seed, key, run_index=r, purpose="sampling"),
-                                noise_rng=step_normals(seed, key, run=r), num_steps=self.num_steps,
-                                regenerate=self._strategy().supports_regeneration)
-                previous = 0.0
-                for t in range(self.num_steps):
-                    current = float(private.step()[0, 0])
-                    joined = private.last_num_clipped if sign != 0.0 else 0
-                    released = (previous - current) * self.batch_size / (step_size * clip)
-                    residuals[r, t] = released - sign * joined
-                    previous = current
-            samples.append(WhitenedSample(f"DPSGD releases on {side}", residuals @ encoder.T
-                                          / self.noise_multiplier))
-        return Runs(scores=scores, law=tuple(samples))
+        features = np.zeros((self.n, 1))
+        features[0, 0] = sign * 10.0 * clip
+        residuals = np.empty((runs, self.num_steps))
+        for r in range(runs):
+            private = DPSGD(_CanaryModel(), np.zeros((1, 1)), features, np.ones(self.n), step_size=step_size,
+                            batch_size=self.batch_size, clip=clip,
+                            noise_multiplier=self.noise_multiplier * self.noise_factor, strategy=strategy,
+                            sampler=self.sampler, sampling_rng=generator(seed, key, run_index=r, purpose="sampling"),
+                            noise_rng=step_normals(seed, key, run=r), num_steps=self.num_steps,
+                            regenerate=regenerate)
+            previous = 0.0
+            for t in range(self.num_steps):
+                current = float(private.step()[0, 0])
+                joined = private.last_num_clipped if sign != 0.0 else 0
+                residuals[r, t] = (previous - current) * self.batch_size / (step_size * clip) - sign * joined
+                previous = current
+        return residuals
 
     def _score(self, whitened: np.ndarray, encoder: np.ndarray, q: float) -> np.ndarray:
         variance = self.noise_multiplier**2  # nominal: the test does not know the actual noise
@@ -316,6 +340,7 @@ class DPSGDFixedSize(DPSGDCanary):
 
     name: ClassVar[str] = "dpsgd-fixed-size"
     entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
+    other_strategies: ClassVar[bool] = True
     description: ClassVar[str] = "DP-SGD, lambda = 0, fixed-size batches, replace-one: dp-accounting RDP"
     sampler: ClassVar[str] = "fixed_size"
     neighboring: ClassVar[str] = "replace_one"

@@ -35,8 +35,16 @@ the n records with the sampler, vmap per-example gradients), and that a block of
 computed from its batches and the NumPy noise matrix.
 
 Streams (:mod:`privdyn.rng`): the noise of block k on D is the counter-based
-:func:`~privdyn.rng.step_normals` of ``(seed, unit_key + "/D")`` with run k, its batches the generator of
-``(seed, unit_key + "/D", run_index=k, purpose="sampling")``; likewise on D'.
+:func:`~privdyn.rng.step_normals` of ``(seed, unit_key + "/D")`` with run k when k is even, and a torch.Generator
+seeded from that stream's generator when k is odd (on D' the other way round), so every row runs both of the
+optimizer's noise sources; its batches come from the generator of
+``(seed, unit_key + "/D", run_index=k, purpose="sampling")``; likewise on D'. ``torch-lambda-cgd-fixed-size``
+regenerates past normals (the stream's other path) and also runs Opacus' :class:`privdyn.torch.DPOptimizer` on a
+block of runs (``nn.Linear(runs, 1)`` wrapped by ``GradSampleModule``).
+
+**Law check.** Given the batches (b_t: the canary joined step t), the release is y = b + kappa C^{-1} Z, so
+C (y - b) / kappa must be i.i.d. N(0, I_T) (kappa nominal, C the strategy's encoder): every block's releases are
+tested against that law (:mod:`privdyn.audit.law`).
 
 The reported epsilon is what the optimizer's accountant reports: a PrivateOptimizer bound to
 :class:`~privdyn.torch.DPSGDAccountant` (n, sampler, neighbouring relation) takes the row's ``num_steps`` steps on
@@ -70,7 +78,7 @@ def _require_torch_extra() -> None:
     import privdyn.torch  # noqa: F401
 
 
-def _canary_columns(runs: int) -> Any:
+def _canary_columns(runs: int, single: bool = False) -> Any:
     """A module with one scalar weight per run (a ``(runs, 1)`` column) and the linear per-example loss
     l(w; x) = <x, w[:, 0]>: its gradient is x (so ``loss_and_gradient_factors`` gives A = x, H = 1)."""
     import torch
@@ -79,7 +87,7 @@ def _canary_columns(runs: int) -> Any:
     class CanaryColumns(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.weight = nn.Parameter(torch.zeros(runs, 1, dtype=torch.float64))
+            self.weight = nn.Parameter(torch.zeros(runs, 1, dtype=torch.float32 if single else torch.float64))
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return x @ self.weight
@@ -139,6 +147,8 @@ class TorchOptimizerCanary(Mechanism):
     """Regenerate past normals instead of buffering them (the noise stream's other path)."""
     opacus_runs: int = 0
     """Runs per dataset of :class:`privdyn.torch.DPOptimizer` (Opacus) added to the law check (needs opacus)."""
+    single_runs: int = 0
+    """Runs per dataset of a float32 model added to the law check (the noise stream's host-copy path)."""
 
     def _source(self, seed: int, key: str, block: int, side: int = 0) -> Any:
         """Block ``block``'s noise source on side ``side`` (0: D, 1: D'): the counter-based
@@ -154,14 +164,15 @@ class TorchOptimizerCanary(Mechanism):
         native.manual_seed(int(generator(seed, key, run_index=block, purpose="noise").integers(0, 2**62)))
         return native
 
-    def _optimizer(self, runs: int, noise_source: Any, *, noise_multiplier: float, account: bool = False) -> Any:
+    def _optimizer(self, runs: int, noise_source: Any, *, noise_multiplier: float, account: bool = False,
+                   single: bool = False) -> Any:
         """A PrivateOptimizer over a block of ``runs`` runs (bound to its accountant if ``account``)."""
         _require_torch_extra()
         import torch
 
         from privdyn.torch import PrivateOptimizer
 
-        module = _canary_columns(runs)
+        module = _canary_columns(runs, single)
         bound: dict[str, Any] = ({"n": self.n, "sampler": self.sampler, "neighboring": self.neighboring}
                                  if account else {})
         return PrivateOptimizer(torch.optim.SGD(module.parameters(), lr=self.learning_rate), module, clip=self.clip,
@@ -187,18 +198,18 @@ class TorchOptimizerCanary(Mechanism):
 
         weight = private.params[0]
         iterates = np.empty((self.num_steps + 1, runs))
-        iterates[0] = weight.detach().numpy()[:, 0]
+        iterates[0] = weight.detach().double().numpy()[:, 0]
         feature = self.canary_gradient * self.clip if canary else 0.0
         for t in range(self.num_steps):
             present = np.array([0 in next(batches) for _ in range(runs)])
             if joined is not None:
                 joined[t] = present
             rows = np.flatnonzero(present)
-            x = torch.zeros((rows.size, runs), dtype=torch.float64)
+            x = torch.zeros((rows.size, runs), dtype=weight.dtype)
             x[torch.arange(rows.size), torch.from_numpy(rows)] = feature
             private.zero_grad()
             private.step(x, x.new_zeros(rows.size))
-            iterates[t + 1] = weight.detach().numpy()[:, 0]
+            iterates[t + 1] = weight.detach().double().numpy()[:, 0]
         return iterates
 
     def _releases(self, private: Any, iterates: np.ndarray) -> np.ndarray:
@@ -289,6 +300,17 @@ class TorchOptimizerCanary(Mechanism):
             outputs.append(reference._score(np.concatenate(released) @ encoder.T, encoder, q))
             samples.append(WhitenedSample(f"PrivateOptimizer releases on {side}",
                                           np.concatenate(residuals) @ encoder.T / self.noise_multiplier))
+        if self.single_runs:
+            for index, side in enumerate(_SIDES):
+                key = f"{unit_key}/float32/{side}"
+                size = min(self.single_runs, runs)
+                private = self._optimizer(size, self._source(seed, key, 0), noise_multiplier=kappa, single=True)
+                batches = self._batches(generator(seed, key, purpose="sampling"), size)
+                joined = np.zeros((self.num_steps, size))
+                y = self._releases(private, self._block(private, batches, size, side == "D", joined))
+                samples.append(WhitenedSample(f"PrivateOptimizer float32 releases on {side}",
+                                              (y - (joined.T if side == "D" else 0.0)) @ encoder.T
+                                              / self.noise_multiplier))
         if self.opacus_runs and importlib.util.find_spec("opacus") is not None:
             for side in _SIDES:
                 opacus = self._opacus_residuals(seed, f"{unit_key}/opacus/{side}", min(self.opacus_runs, runs),
@@ -311,7 +333,7 @@ class TorchLambdaCGDFixedSize(TorchOptimizerCanary):
 
     noise_correlation: float = 0.5
     regenerate: bool = True
-    opacus_runs: int = 2048
+    opacus_runs: int = 1024
 
     def _strategy(self) -> Any:
         from privdyn.privacy.correlated import LambdaCGD
@@ -362,6 +384,7 @@ class TorchDPSGDPoisson(TorchOptimizerCanary):
 
     noise_multiplier: float = 1.0
     num_steps: int = 20
+    single_runs: int = 1024
 
     def _reference(self) -> DPSGDCanary:
         from privdyn.audit.mechanisms import DPSGDPoisson
