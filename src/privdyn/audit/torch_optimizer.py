@@ -304,7 +304,8 @@ class TorchOptimizerCanary(Mechanism):
             for index, side in enumerate(_SIDES):
                 key = f"{unit_key}/float32/{side}"
                 size = min(self.single_runs, runs)
-                private = self._optimizer(size, self._source(seed, key, 0), noise_multiplier=kappa, single=True)
+                private = self._optimizer(size, self._source(seed, key, 0, index), noise_multiplier=kappa,
+                                          single=True)
                 batches = self._batches(generator(seed, key, purpose="sampling"), size)
                 joined = np.zeros((self.num_steps, size))
                 y = self._releases(private, self._block(private, batches, size, side == "D", joined))
