@@ -52,7 +52,7 @@ def test_cdf_two_sample_and_replay():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="100 runs"):
+    with pytest.raises(ValueError, match="20 runs"):
         check_law([WhitenedSample("x", np.zeros((10, 1)))])
     with pytest.raises(ValueError, match="at least one"):
         check_law([])

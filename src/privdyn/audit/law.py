@@ -142,8 +142,8 @@ def _whitened_tests(sample: WhitenedSample) -> list[tuple[str, float]]:
     if values.ndim == 1:
         values = values[:, None]
     n, k = values.shape
-    if n < 100:
-        raise ValueError(f"a law check needs >= 100 runs; got {n} in {sample.name!r}.")
+    if n < 20:
+        raise ValueError(f"a law check needs >= 20 runs; got {n} in {sample.name!r}.")
 
     def chi2_z(total: float, dof: int) -> float:
         log_tail = min(float(stats.chi2.logsf(total, dof)), float(stats.chi2.logcdf(total, dof)))

@@ -287,8 +287,8 @@ def _mutant_worker(rows: Sequence[str], runs: int, seed: int) -> list[dict[str, 
     for row in rows:
         try:
             result = audit_mechanism(mechanism(row), runs=runs, seed=seed)
-        except Exception as error:  # a mutant that makes the row crash is caught by it (the run does not pass)
-            out.append({"row": row, "caught": True, "error": f"{type(error).__name__}: {error}"[:300]})
+        except Exception as error:  # reported, not counted as a catch: the table shows the error
+            out.append({"row": row, "caught": False, "error": f"{type(error).__name__}: {error}"[:300]})
             continue
         needed = None
         if result.law_z is not None and result.law_threshold is not None:
