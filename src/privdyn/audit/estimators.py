@@ -11,7 +11,7 @@ point. (The one-pass DP-GD rows, DPLinearRegression's among them, are in :mod:`p
   sensitivity) and X^T y by sqrt(2) F B (of the sensitivity 2 F B: no single replacement attains all three; the
   pair's squared whitened shift is 5/6 of the sum the accountant composes). The releases are Gaussian with the same
   covariance on D and D', so the audited epsilon is that of a Gaussian shift of ||w||, w the whitened mean shift,
-  with the noise the statement states (s = Delta / sqrt(2 zcdp) per release). Each fit's (coef_, ridge_) is
+  with the noise the statement states (s = Delta / sqrt(2 zcdp) per release). Each fit's (``coef_``, ``ridge_``) is
   replayed by :func:`adassp_reference` with the stated noise from the same normals (the law check).
 * ``plan-dpsgd``: the plan of :func:`privdyn.plan.dpsgd` (independent noise, Poisson sampling, add-remove) run on the
   registered DP-SGD row of its sampler and relation with the plan's noise multiplier and sizes (threshold test; the
@@ -119,7 +119,7 @@ class AdaSSPCanary(Mechanism):
     Steinke 2016, Proposition 1.6). The fits' releases (``coef_``, ``ridge_``) are replayed: each fit draws from its
     own generator, and the reference :func:`adassp_reference` with the stated noise, fed a copy of that generator,
     must give the same numbers. A fit costs tens of milliseconds (its budget conversion), so the row runs
-    ``runs // 100`` fits per dataset (at least 100); the threshold test's score is -(coef_[0] + coef_[1]).
+    ``runs // 100`` fits per dataset (at least 100); the threshold test's score is ``-(coef_[0] + coef_[1])``.
     """
 
     name: ClassVar[str] = "sklearn-adassp"
