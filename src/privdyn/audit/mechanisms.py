@@ -230,43 +230,61 @@ class DPSGDCanary(Mechanism):
     def _signs(self) -> tuple[float, float]:
         return 1.0, (-1.0 if self.neighboring == "replace_one" else 0.0)
 
-    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
-        """The release y_t = sign b_t + kappa xi_t of ``runs`` runs: the noise from the simulator's own noise engine
+    def _stream_noise(self, strategy: Any, seed: int, key: str, runs: int, kappa: float) -> np.ndarray:
+        """kappa xi of ``runs`` runs, shape (runs, T), from the noise engine
         (:meth:`Strategy.stream <privdyn.privacy.correlated.Strategy.stream>` over a vector of one coordinate per
-        run, the stream :class:`~privdyn.algorithms.dpsgd.DPSGD` subtracts), the canary's participation b_t drawn
-        with the sampler's per-step probability B/n."""
+        run): the first half of the runs buffered, the second half regenerating past normals where the strategy
+        supports it (the stream's two paths)."""
         from privdyn.rng import step_normals
 
+        half = runs // 2 if strategy.supports_regeneration else runs
+        parts = []
+        for size, regenerate, part in ((half, False, "buffered"), (runs - half, True, "regenerated")):
+            if size == 0:
+                continue
+            stream = strategy.stream((size,), step_normals(seed, f"{key}/{part}"), num_steps=self.num_steps,
+                                     scale=kappa, regenerate=regenerate)
+            parts.append(np.stack([stream.next().copy() for _ in range(self.num_steps)], axis=1))
+        return np.concatenate(parts)
+
+    def _vectorized(self, seed: int, unit_key: str, runs: int) -> tuple[tuple[np.ndarray, np.ndarray],
+                                                                          list[WhitenedSample]]:
+        """The release y_t = sign b_t + kappa xi_t of ``runs`` runs per dataset (noise from :meth:`_stream_noise`,
+        the canary's participation b_t drawn with the sampler's per-step probability B/n): the scores, and the
+        releases given b whitened by the stated law, C (y - sign b) / kappa ~ N(0, I_T), kappa nominal."""
         q = self.batch_size / self.n
         strategy = self._strategy()
         encoder = strategy.encoder_matrix(self.num_steps)
         kappa = self.noise_multiplier * self.noise_factor
-        outputs = []
+        outputs, samples = [], []
         for sign, gen, side in zip(self._signs(), _generators(seed, unit_key), ("D", "D'"), strict=True):
             participation = gen.random((runs, self.num_steps)) < q
-            stream = strategy.stream((runs,), step_normals(seed, f"{unit_key}/{side}"), num_steps=self.num_steps,
-                                     scale=kappa)
-            noise = np.stack([stream.next().copy() for _ in range(self.num_steps)], axis=1)
+            noise = self._stream_noise(strategy, seed, f"{unit_key}/{side}", runs, kappa)
             released = sign * participation + noise
             outputs.append(self._score(released @ encoder.T, encoder, q))
+            samples.append(WhitenedSample(f"noise engine releases on {side}",
+                                          noise @ encoder.T / self.noise_multiplier))
         # the statistic is large on D (with the canary); the audit's scores are large on D'
-        return -outputs[0], -outputs[1]
+        return (-outputs[0], -outputs[1]), samples
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        """The scores of :meth:`_vectorized`."""
+        return self._vectorized(seed, unit_key, runs)[0]
 
     other_strategies: ClassVar[bool] = False
-    """Whether the row's law check also runs DPSGD with the strategy families no accountant row covers (a
-    three-band inverse buffered and regenerated, the square root, a Toeplitz encoder): the noise engine's other
-    paths, each against its own stated law."""
+    """Whether the row's law check also runs the strategy families no accountant row covers (a three-band inverse,
+    the square root, a Toeplitz encoder) through the noise engine (``runs`` runs, both of its paths) and DPSGD
+    (100 runs), each against its own stated law."""
 
     def run(self, seed: int, unit_key: str, runs: int) -> Runs:
-        """:meth:`scores`, and ``end_to_end_steps / num_steps`` runs per dataset of
+        """:meth:`_vectorized` (scores and law), and ``end_to_end_steps / num_steps`` runs per dataset of
         :class:`~privdyn.algorithms.dpsgd.DPSGD` on the canary (one weight, per-example loss x w; the canary's
-        feature ``10 clip``, the others 0; past normals regenerated where the strategy supports it, the stream's
-        other path), whose releases y_t = (W_{t-1} - W_t) B / (eta clip) given the canary's participation (the step
-        clipped one gradient) are whitened by the stated law: C (y - sign b) / kappa ~ N(0, I_T), kappa nominal."""
-        scores = self.scores(seed, unit_key, runs)
+        feature ``10 clip``, the others 0; past normals regenerated where the strategy supports it), whose releases
+        y_t = (W_{t-1} - W_t) B / (eta clip) given the canary's participation (the step clipped one gradient) are
+        whitened by the stated law: C (y - sign b) / kappa ~ N(0, I_T), kappa nominal."""
+        scores, samples = self._vectorized(seed, unit_key, runs)
         strategy = self._strategy()
         end_to_end = max(100, self.end_to_end_steps // self.num_steps)
-        samples = []
         for sign, side in zip(self._signs(), ("D", "D'"), strict=True):
             residuals = self._dpsgd_residuals(seed, f"{unit_key}/end-to-end/{side}", strategy,
                                               strategy.supports_regeneration, sign, end_to_end)
@@ -275,14 +293,16 @@ class DPSGDCanary(Mechanism):
         if self.other_strategies:
             from privdyn.privacy.correlated import BandedInverse, SquareRoot, Toeplitz
 
-            others = ((BandedInverse((1.0, -0.5, 0.2)), False), (BandedInverse((1.0, -0.5, 0.2)), True),
-                      (SquareRoot(), False), (Toeplitz((1.0, 0.5, 0.25)), False))
-            for other, regenerate in others:
-                label = f"{other!r}{' regenerated' if regenerate else ''}"
-                residuals = self._dpsgd_residuals(seed, f"{unit_key}/end-to-end/{label}", other, regenerate, 1.0,
-                                                  100)
-                samples.append(WhitenedSample(f"DPSGD releases with {label} on D", residuals @ other.encoder_matrix(
-                    self.num_steps).T / self.noise_multiplier))
+            kappa = self.noise_multiplier * self.noise_factor
+            for other in (BandedInverse((1.0, -0.5, 0.2)), SquareRoot(), Toeplitz((1.0, 0.5, 0.25))):
+                encoder = other.encoder_matrix(self.num_steps)
+                noise = self._stream_noise(other, seed, f"{unit_key}/{other!r}", runs, kappa)
+                samples.append(WhitenedSample(f"noise engine with {other!r}", noise @ encoder.T
+                                              / self.noise_multiplier))
+                residuals = self._dpsgd_residuals(seed, f"{unit_key}/end-to-end/{other!r}", other,
+                                                  other.supports_regeneration, 1.0, 100)
+                samples.append(WhitenedSample(f"DPSGD releases with {other!r} on D", residuals @ encoder.T
+                                              / self.noise_multiplier))
         return Runs(scores=scores, law=tuple(samples))
 
     def _dpsgd_residuals(self, seed: int, key: str, strategy: Any, regenerate: bool, sign: float,
