@@ -336,6 +336,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", default=None, help="audit only sites whose label contains this text")
     parser.add_argument("--list", action="store_true", help="list the sites and their covering rows, run nothing")
     parser.add_argument("--slow", action="store_true", help="also run the slow-accountant rows on every site")
+    parser.add_argument("--use-rows", default=None,
+                        help="comma-separated rows: trace and run only these (default: every row)")
     parser.add_argument("--json", default=None, help="also write the table to this JSON file")
     parser.add_argument("--coverage-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--mutant-worker", action="store_true", help=argparse.SUPPRESS)
@@ -359,7 +361,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sites = find_sites()
     if args.only:
         sites = [site for site in sites if args.only in site.label()]
-    covered = coverage(sites, _rows(include_slow=True))
+    candidates = args.use_rows.split(",") if args.use_rows else _rows(include_slow=True)
+    covered = coverage(sites, candidates)
     table: list[dict[str, Any]] = []
     print(f"{len(sites)} sites; factors {args.factors}; {runs} runs per dataset; seed {args.seed}", flush=True)
     for site in sites:
