@@ -421,5 +421,40 @@ class DPLinearRegressionPlanningShareCanary(DPLinearRegressionCanary):
             score = np.zeros(len(side_fits))
             score[[i for i, f in enumerate(side_fits) if f is not None]] = sign * (values - base) / stds
             scores.append(score)
-        return Runs(scores=(scores[0], scores[1]), law=tuple(WhitenedSample(f"coef_ on {side} given its plan", r)
-                                                             for side, r in zip(("D", "D'"), residuals, strict=True)))
+        samples = [WhitenedSample(f"coef_ on {side} given its plan", r)
+                   for side, r in zip(("D", "D'"), residuals, strict=True)]
+        samples.append(self._planning_statistics_sample(seed, unit_key, 80))
+        return Runs(scores=(scores[0], scores[1]), law=tuple(samples))
+
+    def _planning_statistics_sample(self, seed: int, unit_key: str, runs: int) -> WhitenedSample:
+        """The planning releases themselves, through :func:`privdyn.plan.dpgd` (``data=...``, ``planning_share``),
+        the call the estimator makes, ``runs`` times (80 in the row: a plan from data costs about half a second) on
+        a public dataset large enough that no floor of the planner
+        binds: n = 2000 rows at x = 1 (the bound), half with y = 0.9, half 0.1 (S_xx = n, S_xy = n / 2,
+        S_yy = 0.41 n). In d = 1 the plan's model recovers them exactly from its public inputs: tr Sigma =
+        S_xx / n = 1 / feature_scale^2 (the normalization tr Sigma = d), ||theta|| = S_xy / S_xx and
+        label_noise^2 = S_yy / n - S_xy^2 / (n S_xx); they are checked, whitened, against N(S, s^2) with the
+        statement's s = Delta / sqrt(2 zcdp) per statistic."""
+        from privdyn.plan import dpgd
+
+        n = 2000
+        features = np.ones((n, 1))
+        labels = np.where(np.arange(n) % 2 == 0, 0.9, 0.1)
+        stated = np.array([n, float(features[:, 0] @ labels), float(labels @ labels)])
+        released = []
+        stds = np.zeros(3)
+        gen = _generators(seed, f"{unit_key}/planning")[0]
+        for plan_seed in _fit_seeds(gen, runs):
+            plan = dpgd(data=(features, labels), planning_share=self.planning_share, feature_norm_bound=1.0,
+                        label_bound=1.0, epsilon=self.epsilon, delta=self.delta, schedules=("constant",),
+                        rng=np.random.default_rng(int(plan_seed)))
+            inputs = plan.inputs
+            sxx = n / float(inputs["feature_scale"]) ** 2
+            sxy = float(inputs["target_norm"]) * sxx
+            syy = n * (float(inputs["label_noise"]) ** 2 + sxy**2 / (n * sxx))
+            released.append((sxx, sxy, syy))
+            entries = {m["statistic"]: m for m in plan.planning.mechanisms}
+            stds = np.array([float(entries[name]["sensitivity"]) / math.sqrt(2.0 * float(entries[name]["zcdp"]))
+                             for name in ("second_moment_features", "feature_label_moment", "label_second_moment")])
+        return WhitenedSample("planning statistics (S_xx, S_xy, S_yy) of privdyn.plan.dpgd",
+                              (np.array(released) - stated) / stds)
