@@ -448,7 +448,7 @@ class DPLinearRegressionPlanningShareCanary(DPLinearRegressionCanary):
             plan = dpgd(data=(features, labels), planning_share=self.planning_share, feature_norm_bound=1.0,
                         label_bound=1.0, epsilon=self.epsilon, delta=self.delta, schedules=("constant",),
                         rng=np.random.default_rng(int(plan_seed)))
-            inputs = plan.inputs
+            inputs: Any = plan.inputs
             sxx = n / float(inputs["feature_scale"]) ** 2
             sxy = float(inputs["target_norm"]) * sxx
             syy = n * (float(inputs["label_noise"]) ** 2 + sxy**2 / (n * sxx))
