@@ -423,12 +423,12 @@ class DPLinearRegressionPlanningShareCanary(DPLinearRegressionCanary):
             scores.append(score)
         samples = [WhitenedSample(f"coef_ on {side} given its plan", r)
                    for side, r in zip(("D", "D'"), residuals, strict=True)]
-        samples.append(self._planning_statistics_sample(seed, unit_key, max(40, min(80, runs // 125))))
+        samples.append(self._planning_statistics_sample(seed, unit_key, 80))
         return Runs(scores=(scores[0], scores[1]), law=tuple(samples))
 
     def _planning_statistics_sample(self, seed: int, unit_key: str, runs: int) -> WhitenedSample:
         """The planning releases themselves, through :func:`privdyn.plan.dpgd` (``data=...``, ``planning_share``),
-        the call the estimator makes, ``runs`` times (80 at 10^4 runs: a plan from data costs about half a second) on
+        the call the estimator makes, ``runs`` times (80 in the row: a plan from data costs about half a second) on
         a public dataset large enough that no floor of the planner
         binds: n = 2000 rows at x = 1 (the bound), half with y = 0.9, half 0.1 (S_xx = n, S_xy = n / 2,
         S_yy = 0.41 n). In d = 1 the plan's model recovers them exactly from its public inputs: tr Sigma =
