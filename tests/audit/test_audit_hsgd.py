@@ -6,10 +6,8 @@ import pytest
 from privdyn.algorithms.noisy_sgd import simulate_noisy_sgd
 from privdyn.audit import audit_mechanism, mechanism
 from privdyn.audit.gaussian import gaussian_shift
-from privdyn.audit.noisy_sgd import _last_iterates
 from privdyn.data.synthetic import SyntheticDesign
 from privdyn.privacy import hsgd
-from privdyn.rng import generator
 from privdyn.spectra import Spectrum
 
 
@@ -31,19 +29,26 @@ def test_the_exact_shift_is_the_exact_sgd_divergence(mech):
     assert mu**2 == pytest.approx(float(exact.value), rel=1e-9)  # D_2 of a Gaussian shift is 2 mu^2 / 2
 
 
-def test_the_reduction_is_the_simulator(mech):
-    """The vectorized update against simulate_noisy_sgd on the same dataset and the same noise (its own streams)."""
+def test_the_runs_are_the_simulator(mech):
+    """The row's scores are simulate_noisy_sgd's last iterates on the fixed dataset, projected on w."""
     target, features, labels = mech._dataset()
     design = SyntheticDesign(spectrum=Spectrum.from_eigenvalues(mech._eigenvalues()), theta_star=target,
                              label_noise=mech.label_noise)
     runs, n, d = 3, mech.num_steps, mech.dim
     sim = simulate_noisy_sgd(data=design, x0=np.zeros(d), ridge=mech.ridge, num_steps=n, num_runs=runs, seed=4,
-                             unit_key="check", step_size=mech.step_size, noise_std=mech.noise_std,
+                             unit_key="check/D", step_size=mech.step_size, noise_std=mech.noise_std,
                              dataset=(features, labels), iterate_steps=[n])
-    noise = np.stack([generator(4, "check", run_index=i, purpose="noise").standard_normal((n, d))
-                      for i in range(runs)])
-    ours = _last_iterates(features, labels, mech.step_size, mech.ridge, mech.noise_std, lambda k: noise[:, k, :])
-    np.testing.assert_allclose(ours, sim.iterates[:, 0, :], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(mech.scores(4, "check", runs)[0], sim.iterates[:, 0, :] @ mech._direction(),
+                               rtol=1e-12)
+
+
+def test_the_law_covers_three_entry_points(mech):
+    samples = mech.run(0, "law", 2000).law
+    names = " | ".join(sample.name for sample in samples)
+    assert "score on D" in names and "noisy_sgd" in names and "secret random start" in names
+    from privdyn.audit.law import check_law
+
+    assert check_law(samples).passed
 
 
 def test_surrogate_gap_is_a_finding_not_a_violation(mech):

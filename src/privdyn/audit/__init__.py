@@ -6,10 +6,16 @@ arXiv 2006.07709; Nasr et al. 2021, arXiv 2101.04535), or exactly where the outp
 2018, arXiv 1805.06530, Theorem 8). An accountant labelled ``exact`` or ``bound`` whose epsilon is below the audited
 lower bound under-reports: a violation. Modules: :mod:`~privdyn.audit.statistics` (the test),
 :mod:`~privdyn.audit.gaussian` (the exact Gaussian curve), :mod:`~privdyn.audit.base` (what a mechanism provides),
-:mod:`~privdyn.audit.mechanisms` (the canary pairs), :mod:`~privdyn.audit.noisy_sgd` (the hsgd surrogate's row),
-:mod:`~privdyn.audit.estimators` (the scikit-learn estimators' and the planner's rows),
+:mod:`~privdyn.audit.law` (the runs against the release's stated law), :mod:`~privdyn.audit.mechanisms` (the
+canary pairs), :mod:`~privdyn.audit.dpgd_rows` (one-pass DP-GD: the simulator, the plan and DPLinearRegression),
+:mod:`~privdyn.audit.noisy_sgd` (the hsgd surrogate's row),
+:mod:`~privdyn.audit.estimators` (AdaSSP and the planner's other rows),
 :mod:`~privdyn.audit.torch_optimizer` (PyTorch's ``PrivateOptimizer`` run on the DP-SGD canary; needs the torch extra),
-:mod:`~privdyn.audit.core` (one row of the table), :mod:`~privdyn.audit.table` (the table, through the runner).
+:mod:`~privdyn.audit.core` (one row of the table), :mod:`~privdyn.audit.table` (the table, through the runner),
+:mod:`~privdyn.audit.mutants` (mutation testing of the privacy path: ``python -m privdyn.audit.mutants``).
+
+Every row runs the public entry point it names (``AuditRow.entry_point``) end to end, and where its release is
+Gaussian given the data, checks the runs against the release's stated law (``law_check``).
 """
 
 from __future__ import annotations

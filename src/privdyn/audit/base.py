@@ -14,9 +14,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from privdyn.audit.law import Sample, WhitenedSample
 from privdyn.privacy.labels import PrivacyLoss
 
-__all__ = ["GaussianLaw", "Mechanism", "missing_extra"]
+__all__ = ["GaussianLaw", "Mechanism", "Runs", "missing_extra"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,12 +29,23 @@ class GaussianLaw:
     std: float
 
 
+@dataclasses.dataclass(frozen=True)
+class Runs:
+    """What the audit runs of a row give: one score per run on D and on D', and the row's released outputs as law
+    samples (:mod:`privdyn.audit.law`; empty when the release has no stated law to check)."""
+
+    scores: tuple[np.ndarray, np.ndarray]
+    law: tuple[Sample, ...] = ()
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Mechanism(abc.ABC):
     """A mechanism on its canary pair. Subclasses are frozen dataclasses; fields are the mechanism's settings."""
 
     name: ClassVar[str]
     description: ClassVar[str]
+    entry_point: ClassVar[str]
+    """The public function or method every run goes through, end to end (the tests count its calls)."""
     slow_accountant: ClassVar[bool] = False
     """Whether the accountant takes about a minute per call (the amplified bound): such rows run behind ``-m slow``."""
     requires: ClassVar[str | None] = None
@@ -55,6 +67,24 @@ class Mechanism(abc.ABC):
         ``(seed, unit_key + "/D'")`` (:mod:`privdyn.rng`), so the two sides and two calls with different keys are
         independent.
         """
+
+    def runs_for(self, runs: int) -> int:
+        """How many runs per dataset this row makes when ``runs`` are asked: ``runs``, unless an end-to-end run costs
+        milliseconds (an estimator's fit), where the row says how many it makes (and states the law check's power
+        at that number)."""
+        return runs
+
+    def run(self, seed: int, unit_key: str, runs: int) -> Runs:
+        """The audit runs: :meth:`scores` and, where :meth:`gaussian_law` states the score's law, the scores
+        whitened by it. Rows whose release has a richer stated law override this."""
+        scores = self.scores(seed, unit_key, runs)
+        law = self.gaussian_law()
+        if law is None:
+            return Runs(scores=scores)
+        samples = tuple(WhitenedSample(f"score on {side}", (values - mean) / law.std)
+                        for side, values, mean in zip(("D", "D'"), scores, (law.mean, law.neighbour_mean),
+                                                      strict=True))
+        return Runs(scores=scores, law=samples)
 
     def gaussian_law(self) -> GaussianLaw | None:
         """The exact output law of the score when it is Gaussian with one variance on D and D'; else None."""

@@ -6,8 +6,10 @@ For every mechanism of :mod:`privdyn.audit.mechanisms`:
 2. ``runs // 4`` *selection* runs per dataset choose the threshold of the test, then ``runs`` fresh *audit* runs per
    dataset give its error counts, hence a lower bound on epsilon at ``confidence`` (:mod:`privdyn.audit.statistics`);
 3. where the output law is Gaussian, the audited bound is instead the exact epsilon of that law
-   (:mod:`privdyn.audit.gaussian`), and the runs check that the simulator has that law (sample mean and variance of
-   both datasets within five standard errors).
+   (:mod:`privdyn.audit.gaussian`);
+4. where the release has a stated law (Gaussian given the data, or a known function of Gaussian noise), the audit
+   runs are tested against it (:mod:`privdyn.audit.law`: means and covariances within z = 5 or Bonferroni standard
+   errors, or Kolmogorov-Smirnov): ``law_check``, with the largest z and the check's power in the row.
 
 A row whose guarantee is ``exact`` or ``bound`` and whose audited lower bound exceeds the reported epsilon is a
 **violation**: the accountant under-reports (or the mechanism does not do what the accountant assumes). A row of
@@ -22,15 +24,14 @@ import dataclasses
 import functools
 import math
 
-import numpy as np
-
 from privdyn import _check
-from privdyn.audit.base import GaussianLaw, Mechanism
+from privdyn.audit.base import Mechanism
 from privdyn.audit.gaussian import gaussian_shift, gaussian_shift_epsilon
+from privdyn.audit.law import check_law
 from privdyn.audit.statistics import threshold_audit
 from privdyn.privacy.labels import Guarantee, PrivacyLoss
 
-__all__ = ["AuditRow", "DEFAULT_CONFIDENCE", "DEFAULT_RUNS", "LAW_CHECK_Z", "TIGHT_RATIO", "audit_mechanism"]
+__all__ = ["AuditRow", "DEFAULT_CONFIDENCE", "DEFAULT_RUNS", "TIGHT_RATIO", "audit_mechanism"]
 
 DEFAULT_RUNS = 10_000
 """Audit runs per dataset (the CI contract's minimum)."""
@@ -38,8 +39,6 @@ DEFAULT_CONFIDENCE = 1.0 - 1e-6
 """Confidence of the empirical lower bounds (the CI contract's level)."""
 TIGHT_RATIO = 0.5
 """A row is reported as tight when audited_lower_bound / epsilon >= this."""
-LAW_CHECK_Z = 5.0
-"""Standard errors allowed between the simulated and the exact mean and variance of a Gaussian output."""
 
 _CHECKED = (Guarantee.EXACT, Guarantee.BOUND)
 
@@ -56,11 +55,18 @@ class AuditRow:
         audited_lower_bound: the exact epsilon of the output law (``method="exact_gaussian"``) or the certified
             lower bound of the threshold test (``method="threshold_test"``).
         confidence: the confidence of ``audited_lower_bound`` (1.0 when it is exact).
-        runs: audit runs per dataset.
+        runs: audit runs per dataset (what the row made: :meth:`Mechanism.runs_for` of the runs asked).
         ratio: audited_lower_bound / epsilon.
         method: ``"exact_gaussian"`` or ``"threshold_test"``.
         threshold_lower_bound: the threshold test's lower bound, also computed where the law is exact.
-        law_check: for Gaussian outputs, whether the runs match the exact law (z = 5); None otherwise.
+        law_check: where the release has a stated law, whether the audit runs match it
+            (:func:`privdyn.audit.law.check_law`); None otherwise.
+        law_z: the largest z of the law check (None without one).
+        law_threshold: its z threshold (5 or the Bonferroni z at level 1e-6).
+        law_power: what the law check detects with probability >= 0.977, in words.
+        law_worst: the test that gave ``law_z``.
+        entry_point: the public function or method every run goes through.
+        caught: ``violation`` or a failed law check: the audit flags the row.
         violation: the guarantee is ``exact`` or ``bound`` and the audited lower bound exceeds epsilon.
         tight: ratio >= 0.5.
         description: what the mechanism is and which accountant reports it.
@@ -84,22 +90,20 @@ class AuditRow:
     tight: bool
     description: str
     surrogate_gap: float | None = None
+    law_z: float | None = None
+    law_threshold: float | None = None
+    law_power: str | None = None
+    law_worst: str | None = None
+    entry_point: str = ""
+
+    @property
+    def caught(self) -> bool:
+        """Whether the audit flags this row: a violation, or runs that do not have the stated law."""
+        return self.violation or self.law_check is False
 
     def to_json(self) -> dict[str, object]:
         """The row as a JSON-compatible dictionary."""
         return dataclasses.asdict(self)
-
-
-def _law_matches(law: GaussianLaw, scores: tuple[np.ndarray, np.ndarray]) -> bool:
-    """Sample mean and variance of both sides within LAW_CHECK_Z standard errors of the exact law."""
-    for sample, mean in zip(scores, (law.mean, law.neighbour_mean), strict=True):
-        runs = sample.size
-        mean_error = LAW_CHECK_Z * law.std / math.sqrt(runs)
-        variance_error = LAW_CHECK_Z * law.std**2 * math.sqrt(2.0 / (runs - 1))
-        if abs(float(sample.mean()) - mean) > mean_error or abs(float(sample.var(ddof=1)) - law.std**2) > \
-                variance_error:
-            return False
-    return True
 
 
 @functools.lru_cache(maxsize=64)
@@ -130,20 +134,27 @@ def audit_mechanism(mechanism: Mechanism, *, runs: int = DEFAULT_RUNS, confidenc
     _check.in_range(0.0, 1.0, closed="neither", confidence=confidence)
     runs, seed = int(runs), int(seed)
     reported = _reported(dataclasses.replace(mechanism, noise_factor=1.0))
+    runs = int(mechanism.runs_for(runs))
     epsilon, delta = float(reported.value), mechanism.delta
     selection = mechanism.scores(seed, f"audit/{mechanism.name}/selection", max(runs // 4, 1))
-    scores = mechanism.scores(seed, f"audit/{mechanism.name}/audit", runs)
-    test = threshold_audit(selection, scores, delta=delta, confidence=confidence)
+    outputs = mechanism.run(seed, f"audit/{mechanism.name}/audit", runs)
+    test = threshold_audit(selection, outputs.scores, delta=delta, confidence=confidence)
     law = mechanism.gaussian_law()
     if law is None:
-        method, audited, level, law_check = "threshold_test", test.epsilon_lower_bound, float(confidence), None
+        method, audited, level = "threshold_test", test.epsilon_lower_bound, float(confidence)
     else:
         mu = gaussian_shift(law.mean, law.neighbour_mean, law.std)
         method, audited, level = "exact_gaussian", gaussian_shift_epsilon(mu, delta=delta), 1.0
-        law_check = _law_matches(law, scores)
+    checked = check_law(outputs.law) if outputs.law else None
     ratio = audited / epsilon if epsilon > 0 else (0.0 if audited == 0 else math.inf)
     return AuditRow(mechanism=mechanism.name, epsilon=epsilon, delta=delta, guarantee=reported.guarantee.value,
                     audited_lower_bound=audited, confidence=level, runs=runs, ratio=ratio, method=method,
-                    threshold_lower_bound=test.epsilon_lower_bound, law_check=law_check,
+                    threshold_lower_bound=test.epsilon_lower_bound,
+                    law_check=None if checked is None else checked.passed,
                     violation=reported.guarantee in _CHECKED and audited > epsilon, tight=ratio >= TIGHT_RATIO,
-                    description=mechanism.description, surrogate_gap=mechanism.surrogate_gap())
+                    description=mechanism.description, surrogate_gap=mechanism.surrogate_gap(),
+                    law_z=None if checked is None else checked.max_z,
+                    law_threshold=None if checked is None else checked.threshold,
+                    law_power=None if checked is None else checked.power,
+                    law_worst=None if checked is None else checked.worst,
+                    entry_point=type(mechanism).entry_point)

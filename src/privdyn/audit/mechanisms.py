@@ -1,26 +1,28 @@
 """The mechanisms privdyn audits: each run on a worst-case pair of neighbouring datasets (a canary).
 
-Every mechanism is a one-dimensional reduction of an algorithm privdyn simulates, chosen so that the privacy loss of
-the reduction is the privacy loss the accountant bounds (the canary pair attains the sensitivity the accountant
-assumes). A mechanism knows three things:
+Every mechanism runs a public entry point of privdyn (``Mechanism.entry_point``) on a canary pair chosen so that the
+privacy loss of the release is the privacy loss the accountant bounds (the pair attains the sensitivity the
+accountant assumes). A mechanism knows four things:
 
-* :meth:`Mechanism.reported`: the epsilon privdyn's accountant reports for it, with its guarantee label;
+* :meth:`Mechanism.reported`: the epsilon privdyn reports for it, with its guarantee label;
 * :meth:`Mechanism.scores`: ``runs`` outputs on D and on D' reduced to one score each (a large score points to D');
-* :meth:`Mechanism.gaussian_law`: where the output law is Gaussian, its means on D and D' and its standard
-  deviation, computed by propagating the algorithm's own update (not from the accountant's formula), else None.
+* :meth:`Mechanism.run`: the scores and the release's law samples, checked against the stated law
+  (:mod:`privdyn.audit.law`);
+* :meth:`Mechanism.gaussian_law`: where the score's law is Gaussian, its means on D and D' and its standard
+  deviation, stated from the mechanism's definition and its statement (not from privdyn's noise code), else None.
 
-``noise_factor`` multiplies the noise the mechanism *runs* with while the reported epsilon keeps the nominal noise:
-``noise_factor=0.5`` plants the bug "an accountant whose noise is halved", which an audit must flag.
+``noise_factor`` multiplies the noise the mechanism *runs* with while the reported epsilon keeps the nominal noise,
+where the entry point has a public knob for it (a paper row's noise scale, a plan's rho): ``noise_factor=0.5``
+plants the bug "an accountant whose noise is halved", which an audit must flag. Rows that run an estimator's fit have
+no such knob; :mod:`privdyn.audit.mutants` plants bugs in the code itself.
 
 Worst-case pairs:
 
 * ``langevin-quadratic`` / ``langevin-logistic``: noisy GD (Chourasia, Ye, Shokri 2021, arXiv 2102.05855,
   Algorithm 1; accounted by Corollary 1) on n one-dimensional records, all at the same point except the canary,
   which sits at the other end of the data domain; the gradient difference is the sensitivity.
-* ``dpgd``: one-pass clipped DP-GD (Bombari et al., arXiv 2505.16329, Algorithm 1; Proposition 4.1) in d = 1 with
-  the canary first (x = 1, y = +-Y, ``|Y|`` over the clip, so clipping is active and the clipped gradients differ by
-  2C) and the other records at x = 0 (zero gradient). The release theta_n is then N(+-eta_1 C, 4 C^2 sum_k sigma_k^2):
-  a Gaussian shift of exactly rho, so Proposition 4.1 is tight here.
+* ``dpgd``: one-pass clipped DP-GD (Bombari et al., arXiv 2505.16329, Algorithm 1; Proposition 4.1) through
+  :func:`privdyn.algorithms.dpgd.simulate_dpgd`: :mod:`privdyn.audit.dpgd_rows`.
 * ``hsgd``: one-pass noisy SGD on least squares (Lin et al., arXiv 2510.16687, Algorithm 1) with a label canary,
   against the homogenized-SGD surrogate: :mod:`privdyn.audit.noisy_sgd`.
 * ``dpsgd-*``: DP-SGD with correlated noise (Wang et al., arXiv 2605.12648, Algorithm 1) where every record but the
@@ -29,7 +31,9 @@ Worst-case pairs:
   step t and xi = C^{-1} Z the strategy's correlated noise (zero-out and add-remove: b_t is 0 on D' ... 1 on D;
   replace-one: the replacement's gradient is -clip, so D' sees -b_t). Under fixed-size sampling a given record
   joins each step with probability B/n, independently across steps, exactly as under Poisson sampling with rate
-  B/n: the reduction of both samplers is the same, only the accountant (relation, sampler) differs.
+  B/n: the reduction of both samplers is the same, only the accountant (relation, sampler) differs. The noise comes
+  from the simulator's own noise engine (:meth:`privdyn.privacy.correlated.Strategy.stream`), and beside these
+  vectorized runs :class:`privdyn.algorithms.dpsgd.DPSGD` itself runs on the canary for the law check.
 """
 
 from __future__ import annotations
@@ -40,16 +44,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from privdyn.audit.base import GaussianLaw, Mechanism, _epsilon_of_zcdp, _generators
-from privdyn.audit.estimators import (
-    AdaSSPCanary,
+from privdyn.audit.base import GaussianLaw, Mechanism, Runs, _epsilon_of_zcdp, _generators
+from privdyn.audit.dpgd_rows import (
+    DPGDCanary,
     DPLinearRegressionCanary,
     DPLinearRegressionPlanningShareCanary,
     PlanDPGDCanary,
-    PlanDPSGDCanary,
-    PlanHSGDCanary,
-    PlanLangevinCanary,
 )
+from privdyn.audit.estimators import AdaSSPCanary, PlanDPSGDCanary, PlanHSGDCanary, PlanLangevinCanary
+from privdyn.audit.law import WhitenedSample
 from privdyn.audit.logistic import DPLogisticRegressionCanary
 from privdyn.audit.noisy_sgd import NoisySGDLeastSquares
 from privdyn.audit.torch_optimizer import TorchDPSGDPoisson, TorchLambdaCGDFixedSize, TorchLambdaCGDPoisson
@@ -82,6 +85,7 @@ class LangevinQuadratic(Mechanism):
 
     name: ClassVar[str] = "langevin-quadratic"
     description: ClassVar[str] = "noisy GD, quadratic loss (Gaussian output): Corollary 1"
+    entry_point: ClassVar[str] = "privdyn.algorithms.noisy_gd.noisy_gd"
 
     n: int = 10
     num_steps: int = 50
@@ -103,14 +107,22 @@ class LangevinQuadratic(Mechanism):
         return _epsilon_of_zcdp(zcdp, self.delta)
 
     def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        """theta_K of ``runs`` runs of :func:`~privdyn.algorithms.noisy_gd.noisy_gd` per dataset, in three parts, one
+        per kind of noise source noisy_gd accepts: one Generator for all runs, one Generator per run
+        (:func:`privdyn.rng.run_generators`) and a :class:`privdyn.rng.CounterStream`."""
         from privdyn.algorithms.noisy_gd import QuadraticLoss, noisy_gd
+        from privdyn.rng import counter_stream, run_generators
 
         outputs = []
-        for data, gen in zip(self._data(), _generators(seed, unit_key), strict=True):
-            theta = noisy_gd(QuadraticLoss(), data, num_steps=self.num_steps, step_size=self.step_size,
-                             noise_scale=self.noise_scale * self.noise_factor, rng=gen, num_runs=runs,
-                             strong_convexity=1.0)
-            outputs.append(theta[:, 0])
+        sizes = (runs - 2 * (runs // 3), runs // 3, runs // 3)
+        for data, gen, side in zip(self._data(), _generators(seed, unit_key), ("D", "D'"), strict=True):
+            sources: tuple[Any, ...] = (gen, run_generators(seed, f"{unit_key}/{side}/per-run", sizes[1]),
+                                        counter_stream(seed, f"{unit_key}/{side}/counter"))
+            parts = [noisy_gd(QuadraticLoss(), data, num_steps=self.num_steps, step_size=self.step_size,
+                              noise_scale=self.noise_scale * self.noise_factor, rng=source, num_runs=size,
+                              strong_convexity=1.0)[:, 0]
+                     for source, size in zip(sources, sizes, strict=True) if size > 0]
+            outputs.append(np.concatenate(parts))
         return outputs[0], outputs[1]
 
     def gaussian_law(self) -> GaussianLaw:
@@ -137,6 +149,7 @@ class LangevinLogistic(Mechanism):
 
     name: ClassVar[str] = "langevin-logistic"
     description: ClassVar[str] = "noisy GD, logistic loss (non-Gaussian output): Corollary 1"
+    entry_point: ClassVar[str] = "privdyn.algorithms.noisy_gd.noisy_gd"
 
     n: int = 10
     num_steps: int = 50
@@ -170,103 +183,6 @@ class LangevinLogistic(Mechanism):
                              strong_convexity=self.ridge)
             outputs.append(theta[:, 0])
         return outputs[0], outputs[1]
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# one-pass clipped DP-GD (dpgd)
-# ---------------------------------------------------------------------------------------------------------------
-
-
-def _dpgd_one_dimensional(x: np.ndarray, y: np.ndarray, steps: np.ndarray, noise_std: np.ndarray, clip: float,
-                          noise: np.ndarray) -> np.ndarray:
-    """Algorithm 1 of arXiv 2505.16329 in d = 1, vectorized over runs: theta_n for noise b of shape (runs, n).
-
-    The same update as :func:`privdyn.algorithms.dpgd.dpgd` (which loops over one run): residual, gradient clipped
-    at C = clip (d = 1), step capped at 2 / x^2, noise 2 C sigma_k b_k.
-    """
-    theta = np.zeros(noise.shape[0])
-    for k in range(x.size):
-        gradient = (x[k] * theta - y[k]) * x[k]
-        norm = np.abs(gradient)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            clipped = np.where(norm > clip, gradient * (clip / norm), gradient)
-        capped = steps[k] if x[k] == 0.0 else min(steps[k], 2.0 / x[k] ** 2)
-        theta = theta - capped * clipped + noise_std[k] * noise[:, k]
-    return theta
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class DPGDCanary(Mechanism):
-    """One-pass clipped DP-GD in d = 1 with the canary first and clipping active (module docstring).
-
-    The schedule is polynomial, eta~(t) = (1 - t) (eq. 5.1 with exponent 1), so the noise is spread over the pass.
-    """
-
-    name: ClassVar[str] = "dpgd"
-    description: ClassVar[str] = "one-pass clipped DP-GD (clipping active): Proposition 4.1"
-
-    n: int = 20
-    clip: float = 1.0
-    rho: float = 1.0
-    canary_label: float = 5.0
-
-    def _hyper(self) -> Any:
-        from privdyn.algorithms.dpgd import DPGDHyperparameters
-        from privdyn.schedules import Polynomial
-
-        return DPGDHyperparameters(clip=self.clip, learning_rate=Polynomial(initial_learning_rate=1.0,
-                                                                            schedule_exponent=1.0), rho=self.rho)
-
-    def reported(self) -> PrivacyLoss:
-        from privdyn.privacy.iteration import privacy_level, rho_to_zcdp
-
-        hyper = self._hyper()
-        level = privacy_level(hyper.step_sizes(self.n), hyper.noise_multipliers(self.n))
-        zcdp = dataclasses.replace(level, value=float(rho_to_zcdp(float(level.value))), quantity="zcdp")
-        return _epsilon_of_zcdp(zcdp, self.delta)
-
-    def _data(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-        x = np.zeros((self.n, 1))
-        x[0, 0] = 1.0
-        y, neighbour_y = np.zeros(self.n), np.zeros(self.n)
-        y[0], neighbour_y[0] = -self.canary_label, self.canary_label
-        return (x, y), (x, neighbour_y)
-
-    def _actual_rho(self) -> float:
-        # halving the noise of Algorithm 1 is running its calibration at twice the privacy level
-        return self.rho / self.noise_factor
-
-    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
-        from privdyn.privacy.iteration import noise_calibration
-
-        steps = self._hyper().step_sizes(self.n)
-        noise_std = 2.0 * self.clip * noise_calibration(steps, rho=self._actual_rho())
-        outputs = []
-        for (x, y), gen in zip(self._data(), _generators(seed, unit_key), strict=True):
-            outputs.append(_dpgd_one_dimensional(x[:, 0], y, steps, noise_std, self.clip,
-                                                 gen.standard_normal((runs, self.n))))
-        return outputs[0], outputs[1]
-
-    def gaussian_law(self) -> GaussianLaw:
-        """Propagate Algorithm 1's update in d = 1 (mean and variance) with the steps and noise the run uses."""
-        from privdyn.privacy.iteration import noise_calibration
-
-        hyper = self._hyper()
-        steps = hyper.step_sizes(self.n)
-        noise_std = 2.0 * self.clip * noise_calibration(steps, rho=self._actual_rho())
-        means = []
-        for x, y in self._data():
-            mean, variance = 0.0, 0.0
-            for k in range(self.n):
-                gradient = (x[k, 0] * mean - y[k]) * x[k, 0]  # the mean is the iterate: no randomness before k = 0
-                if k > 0 and x[k, 0] != 0.0:
-                    raise AssertionError("the canary pair has zero features after the first record")
-                clipped = gradient * min(1.0, self.clip / abs(gradient)) if gradient != 0.0 else 0.0
-                capped = steps[k] if x[k, 0] == 0.0 else min(steps[k], 2.0 / x[k, 0] ** 2)
-                mean = mean - capped * clipped
-                variance += noise_std[k] ** 2
-            means.append(mean)
-        return GaussianLaw(mean=means[0], neighbour_mean=means[1], std=math.sqrt(variance))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -308,21 +224,112 @@ class DPSGDCanary(Mechanism):
                              batch_size=self.batch_size, num_steps=self.num_steps, delta=self.delta,
                              sampler=self.sampler, neighboring=self.neighboring)
 
-    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+    end_to_end_steps: int = 8000
+    """Steps per dataset of :class:`privdyn.algorithms.dpsgd.DPSGD` itself, for the law check (:meth:`run`): that
+    many over ``num_steps`` runs (at least 100)."""
+
+    def _signs(self) -> tuple[float, float]:
+        return 1.0, (-1.0 if self.neighboring == "replace_one" else 0.0)
+
+    def _stream_noise(self, strategy: Any, seed: int, key: str, runs: int, kappa: float) -> np.ndarray:
+        """kappa xi of ``runs`` runs, shape (runs, T), from the noise engine
+        (:meth:`Strategy.stream <privdyn.privacy.correlated.Strategy.stream>` over a vector of one coordinate per
+        run): the first half of the runs buffered, the second half regenerating past normals where the strategy
+        supports it (the stream's two paths)."""
+        from privdyn.rng import step_normals
+
+        half = runs // 2 if strategy.supports_regeneration else runs
+        parts = []
+        for size, regenerate, part in ((half, False, "buffered"), (runs - half, True, "regenerated")):
+            if size == 0:
+                continue
+            stream = strategy.stream((size,), step_normals(seed, f"{key}/{part}"), num_steps=self.num_steps,
+                                     scale=kappa, regenerate=regenerate)
+            parts.append(np.stack([stream.next().copy() for _ in range(self.num_steps)], axis=1))
+        return np.concatenate(parts)
+
+    def _vectorized(self, seed: int, unit_key: str, runs: int) -> tuple[tuple[np.ndarray, np.ndarray],
+                                                                          list[WhitenedSample]]:
+        """The release y_t = sign b_t + kappa xi_t of ``runs`` runs per dataset (noise from :meth:`_stream_noise`,
+        the canary's participation b_t drawn with the sampler's per-step probability B/n): the scores, and the
+        releases given b whitened by the stated law, C (y - sign b) / kappa ~ N(0, I_T), kappa nominal."""
         q = self.batch_size / self.n
         strategy = self._strategy()
-        mixing = strategy.noise_matrix(self.num_steps)  # xi = C^{-1} Z, lower triangular
         encoder = strategy.encoder_matrix(self.num_steps)
         kappa = self.noise_multiplier * self.noise_factor
-        neighbour_sign = -1.0 if self.neighboring == "replace_one" else 0.0
-        outputs = []
-        for sign, gen in zip((1.0, neighbour_sign), _generators(seed, unit_key), strict=True):
+        outputs, samples = [], []
+        for sign, gen, side in zip(self._signs(), _generators(seed, unit_key), ("D", "D'"), strict=True):
             participation = gen.random((runs, self.num_steps)) < q
-            noise = gen.standard_normal((runs, self.num_steps)) @ mixing.T
-            released = sign * participation + kappa * noise
+            noise = self._stream_noise(strategy, seed, f"{unit_key}/{side}", runs, kappa)
+            released = sign * participation + noise
             outputs.append(self._score(released @ encoder.T, encoder, q))
+            samples.append(WhitenedSample(f"noise engine releases on {side}",
+                                          noise @ encoder.T / self.noise_multiplier))
         # the statistic is large on D (with the canary); the audit's scores are large on D'
-        return -outputs[0], -outputs[1]
+        return (-outputs[0], -outputs[1]), samples
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        """The scores of :meth:`_vectorized`."""
+        return self._vectorized(seed, unit_key, runs)[0]
+
+    other_strategies: ClassVar[bool] = False
+    """Whether the row's law check also runs the strategy families no accountant row covers (a three-band inverse,
+    the square root, a Toeplitz encoder) through the noise engine (``runs`` runs, both of its paths) and DPSGD
+    (100 runs), each against its own stated law."""
+
+    def run(self, seed: int, unit_key: str, runs: int) -> Runs:
+        """:meth:`_vectorized` (scores and law), and ``end_to_end_steps / num_steps`` runs per dataset of
+        :class:`~privdyn.algorithms.dpsgd.DPSGD` on the canary (one weight, per-example loss x w; the canary's
+        feature ``10 clip``, the others 0; past normals regenerated where the strategy supports it), whose releases
+        y_t = (W_{t-1} - W_t) B / (eta clip) given the canary's participation (the step clipped one gradient) are
+        whitened by the stated law: C (y - sign b) / kappa ~ N(0, I_T), kappa nominal."""
+        scores, samples = self._vectorized(seed, unit_key, runs)
+        strategy = self._strategy()
+        end_to_end = max(100, self.end_to_end_steps // self.num_steps)
+        for sign, side in zip(self._signs(), ("D", "D'"), strict=True):
+            residuals = self._dpsgd_residuals(seed, f"{unit_key}/end-to-end/{side}", strategy,
+                                              strategy.supports_regeneration, sign, end_to_end)
+            samples.append(WhitenedSample(f"DPSGD releases on {side}", residuals @ strategy.encoder_matrix(
+                self.num_steps).T / self.noise_multiplier))
+        if self.other_strategies:
+            from privdyn.privacy.correlated import BandedInverse, SquareRoot, Toeplitz
+
+            kappa = self.noise_multiplier * self.noise_factor
+            for other in (BandedInverse((1.0, -0.5, 0.2)), SquareRoot(), Toeplitz((1.0, 0.5, 0.25))):
+                encoder = other.encoder_matrix(self.num_steps)
+                noise = self._stream_noise(other, seed, f"{unit_key}/{other!r}", runs, kappa)
+                samples.append(WhitenedSample(f"noise engine with {other!r}", noise @ encoder.T
+                                              / self.noise_multiplier))
+                residuals = self._dpsgd_residuals(seed, f"{unit_key}/end-to-end/{other!r}", other,
+                                                  other.supports_regeneration, 1.0, 100)
+                samples.append(WhitenedSample(f"DPSGD releases with {other!r} on D", residuals @ encoder.T
+                                              / self.noise_multiplier))
+        return Runs(scores=scores, law=tuple(samples))
+
+    def _dpsgd_residuals(self, seed: int, key: str, strategy: Any, regenerate: bool, sign: float,
+                         runs: int) -> np.ndarray:
+        """y - sign b, shape (runs, T), of ``runs`` runs of DPSGD on the canary with ``strategy``."""
+        from privdyn.algorithms.dpsgd import DPSGD
+        from privdyn.rng import generator, step_normals
+
+        step_size, clip = 0.5, 1.0
+        features = np.zeros((self.n, 1))
+        features[0, 0] = sign * 10.0 * clip
+        residuals = np.empty((runs, self.num_steps))
+        for r in range(runs):
+            private = DPSGD(_CanaryModel(), np.zeros((1, 1)), features, np.ones(self.n), step_size=step_size,
+                            batch_size=self.batch_size, clip=clip,
+                            noise_multiplier=self.noise_multiplier * self.noise_factor, strategy=strategy,
+                            sampler=self.sampler, sampling_rng=generator(seed, key, run_index=r, purpose="sampling"),
+                            noise_rng=step_normals(seed, key, run=r), num_steps=self.num_steps,
+                            regenerate=regenerate)
+            previous = 0.0
+            for t in range(self.num_steps):
+                current = float(private.step()[0, 0])
+                joined = private.last_num_clipped if sign != 0.0 else 0
+                residuals[r, t] = (previous - current) * self.batch_size / (step_size * clip) - sign * joined
+                previous = current
+        return residuals
 
     def _score(self, whitened: np.ndarray, encoder: np.ndarray, q: float) -> np.ndarray:
         variance = self.noise_multiplier**2  # nominal: the test does not know the actual noise
@@ -342,6 +349,7 @@ class DPSGDPoisson(DPSGDCanary):
     """DP-SGD, independent noise (lambda = 0), Poisson sampling, add-remove neighbours."""
 
     name: ClassVar[str] = "dpsgd-poisson"
+    entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
     description: ClassVar[str] = "DP-SGD, lambda = 0, Poisson sampling, add-remove: dp-accounting PLD"
     sampler: ClassVar[str] = "poisson"
     neighboring: ClassVar[str] = "add_remove"
@@ -352,6 +360,8 @@ class DPSGDFixedSize(DPSGDCanary):
     """DP-SGD, independent noise (lambda = 0), fixed-size batches, replace-one neighbours."""
 
     name: ClassVar[str] = "dpsgd-fixed-size"
+    entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
+    other_strategies: ClassVar[bool] = True
     description: ClassVar[str] = "DP-SGD, lambda = 0, fixed-size batches, replace-one: dp-accounting RDP"
     sampler: ClassVar[str] = "fixed_size"
     neighboring: ClassVar[str] = "replace_one"
@@ -366,6 +376,7 @@ class DPSGDCorrelatedFixedSize(DPSGDCanary):
     accountants compete."""
 
     name: ClassVar[str] = "dpsgd-cgd-fixed-size"
+    entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
     description: ClassVar[str] = ("DP-SGD, lambda-CGD (lambda = 0.5), fixed-size batches, zero-out: amplified bound or "
                                   "Theorem F.12, the smaller")
     sampler: ClassVar[str] = "fixed_size"
@@ -383,6 +394,7 @@ class DPSGDCorrelatedPoisson(DPSGDCanary):
     F.8's pair by conditional composition of mixture-of-Gaussians PLDs)."""
 
     name: ClassVar[str] = "dpsgd-cgd-poisson"
+    entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
     description: ClassVar[str] = "DP-SGD, lambda-CGD (lambda = 0.5), Poisson sampling, zero-out: amplified bound"
     sampler: ClassVar[str] = "poisson"
     neighboring: ClassVar[str] = "zero_out"
@@ -397,6 +409,7 @@ class DPSGDBLTPoisson(DPSGDCanary):
     """DP-SGD, two-buffer BLT noise, Poisson sampling, zero-out neighbours: the amplified bound."""
 
     name: ClassVar[str] = "dpsgd-blt-poisson"
+    entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
     description: ClassVar[str] = "DP-SGD, BLT (two buffers), Poisson sampling, zero-out: amplified bound"
     sampler: ClassVar[str] = "poisson"
     neighboring: ClassVar[str] = "zero_out"
@@ -410,6 +423,23 @@ class DPSGDBLTPoisson(DPSGDCanary):
         from privdyn.privacy.correlated import BufferedToeplitz
 
         return BufferedToeplitz(self.buffer_decays, self.output_scales)
+
+
+class _CanaryModel:
+    """The DP-SGD canary's model for :class:`~privdyn.algorithms.dpsgd.DPSGD`: one weight w, per-example loss x w,
+    so the per-example gradient is the record's feature x (factors A = x, H = 1)."""
+
+    parameter_shape = (1, 1)
+
+    def validate_inputs(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(x, dtype=float).reshape(-1, 1)
+
+    def loss(self, params: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
+        return float(np.mean(x[:, 0] * params[0, 0])) if x.size else 0.0
+
+    def loss_and_gradient_factors(self, params: np.ndarray, x: np.ndarray,
+                                  y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return x[:, 0] * params[0, 0], x.copy(), np.ones((x.shape[0], 1))
 
 
 MECHANISMS: dict[str, type[Mechanism]] = {

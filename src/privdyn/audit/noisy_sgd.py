@@ -15,9 +15,8 @@ Delta = eta label_shift C_{n-1} ... C_{l+1} a_l: the pair is a d-dimensional Gau
 mu = sqrt(Delta^T V_n^{-1} Delta), whose whole (epsilon, delta) curve is exact (:mod:`privdyn.audit.gaussian`). No
 finite number of runs could certify that much, and a threshold test on a d-dimensional output would need a
 statistic anyway: the optimal one is the projection w^T x_n, w = V_n^{-1} Delta, which is one-dimensional Gaussian
-with the same shift mu. The runs (Algorithm 1 vectorized over runs, the update of
-:func:`privdyn.algorithms.noisy_sgd.simulate_noisy_sgd` on the fixed dataset) are reduced to that score, and the
-audit checks that they have the law propagated here.
+with the same shift mu. The runs (:func:`privdyn.algorithms.noisy_sgd.simulate_noisy_sgd` itself on the fixed
+dataset, in order) are reduced to that score, and the audit checks that they have the law propagated here.
 
 The surrogate's laws of the same pair also share one covariance (Lemma C.1: it depends on the replaced record's
 feature only), so the surrogate is a Gaussian shift too and D_alpha = alpha mu_s^2 / 2 at every order: the relative
@@ -35,12 +34,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 
-from privdyn.audit.base import GaussianLaw, Mechanism
+from privdyn.audit.base import GaussianLaw, Mechanism, Runs, _generators
+from privdyn.audit.law import WhitenedSample
 from privdyn.privacy.labels import PrivacyLoss
 
 __all__ = ["NoisySGDLeastSquares"]
@@ -68,6 +67,7 @@ class NoisySGDLeastSquares(Mechanism):
     """
 
     name: ClassVar[str] = "hsgd"
+    entry_point: ClassVar[str] = "privdyn.algorithms.noisy_sgd.simulate_noisy_sgd"
     description: ClassVar[str] = ("one-pass noisy SGD, least squares (Gaussian output): homogenized-SGD surrogate, "
                                   "Lemmas C.1-C.2")
 
@@ -125,12 +125,13 @@ class NoisySGDLeastSquares(Mechanism):
 
     # --- the exact law -------------------------------------------------------------------------------------------
 
-    def _exact_pair(self, noise_std: float) -> _ExactPair:
+    def _exact_pair(self, noise_std: float, init_variance: float = 0.0) -> _ExactPair:
         """Propagate m_{k+1} = C_k m_k + eta b_k a_k, V_{k+1} = C_k V_k C_k^T + eta^2 sigma^2 I and the mean gap
-        Delta (born at the canary's step as eta label_shift a_l, then Delta <- C_k Delta) from x_0 = 0."""
+        Delta (born at the canary's step as eta label_shift a_l, then Delta <- C_k Delta) from x_0 ~ N(0, v I)
+        (v = ``init_variance``; 0: x_0 = 0)."""
         _, features, labels = self._dataset()
         eta, d = self.step_size, self.dim
-        mean, shift, covariance = np.zeros(d), np.zeros(d), np.zeros((d, d))
+        mean, shift, covariance = np.zeros(d), np.zeros(d), init_variance * np.eye(d)
         for k in range(self.num_steps):
             a = features[k]
             contraction = (1.0 - eta * self.ridge) * np.eye(d) - eta * np.outer(a, a)
@@ -160,41 +161,63 @@ class NoisySGDLeastSquares(Mechanism):
 
     # --- the runs ------------------------------------------------------------------------------------------------
 
-    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
-        from privdyn.audit.base import _generators
+    def run(self, seed: int, unit_key: str, runs: int) -> Runs:
+        """:meth:`scores` with their law, and two more entry points' runs (``runs // 20`` each, at least 100)
+        against their stated laws: :func:`privdyn.algorithms.noisy_sgd.noisy_sgd` (one run on the dataset, per
+        run) on D and D', and :func:`~privdyn.algorithms.noisy_sgd.simulate_noisy_sgd` with a secret random start
+        x_0 ~ N(0, I) (``init_variance=1``) on D, whose law adds the propagated start's covariance."""
+        from privdyn.algorithms.noisy_sgd import noisy_sgd, simulate_noisy_sgd
 
-        _, features, labels = self._dataset()
+        base = super().run(seed, unit_key, runs)
+        extra = max(100, runs // 20)
+        target, features, labels = self._dataset()
         w = self._direction()
-        sigma = self.noise_std * self.noise_factor
+        law = self.gaussian_law()
+        samples = list(base.law)
+        for side_labels, mean, gen, side in zip((labels, self._neighbour_labels(labels)),
+                                                (law.mean, law.neighbour_mean),
+                                                _generators(seed, f"{unit_key}/noisy_sgd"), ("D", "D'"), strict=True):
+            last = np.array([noisy_sgd(features, side_labels, x0=np.zeros(self.dim), ridge=self.ridge, rng=gen,
+                                       step_size=self.step_size, noise_std=self.noise_std * self.noise_factor)
+                             for _ in range(extra)])
+            samples.append(WhitenedSample(f"noisy_sgd w^T x_n on {side}", (last @ w - mean) / law.std))
+        start = self._exact_pair(self.noise_std * self.noise_factor, init_variance=1.0)
+        sim = simulate_noisy_sgd(data=self._design(target), dataset=(features, labels), shuffle=False,
+                                 x0=np.zeros(self.dim), ridge=self.ridge, num_steps=self.num_steps, num_runs=extra,
+                                 seed=seed, unit_key=f"{unit_key}/random-start", step_size=self.step_size,
+                                 noise_std=self.noise_std * self.noise_factor, init_variance=1.0,
+                                 iterate_steps=[self.num_steps])
+        assert sim.iterates is not None
+        std = float(np.sqrt(w @ start.covariance @ w))
+        samples.append(WhitenedSample("simulate_noisy_sgd (secret random start) w^T x_n on D",
+                                      (sim.iterates[:, 0, :] @ w - float(w @ start.mean)) / std))
+        return Runs(scores=base.scores, law=tuple(samples))
+
+    def _design(self, target: np.ndarray) -> Any:
+        from privdyn.data.hsgd_design import gaussian_design
+        from privdyn.spectra import Spectrum
+
+        return gaussian_design(Spectrum.from_eigenvalues(self._eigenvalues()), label_noise=self.label_noise,
+                               target=target)
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        """w^T x_n of ``runs`` runs of :func:`privdyn.algorithms.noisy_sgd.simulate_noisy_sgd` on the fixed dataset
+        (D, then D'), in order, from x_0 = 0."""
+        from privdyn.algorithms.noisy_sgd import simulate_noisy_sgd
+
+        target, features, labels = self._dataset()
+        design = self._design(target)
+        w = self._direction()
         outputs = []
-        for side_labels, gen in zip((labels, self._neighbour_labels(labels)), _generators(seed, unit_key),
-                                    strict=True):
-            last = _last_iterates(features, side_labels, self.step_size, self.ridge, sigma,
-                                  functools.partial(_standard_normals, gen, (runs, self.dim)))
-            outputs.append(last @ w)
+        for side_labels, side in ((labels, "D"), (self._neighbour_labels(labels), "D'")):
+            sim = simulate_noisy_sgd(data=design, dataset=(features, side_labels), shuffle=False,
+                                     x0=np.zeros(self.dim), ridge=self.ridge, num_steps=self.num_steps,
+                                     num_runs=runs, seed=seed, unit_key=f"{unit_key}/{side}",
+                                     step_size=self.step_size, noise_std=self.noise_std * self.noise_factor,
+                                     iterate_steps=[self.num_steps])
+            assert sim.iterates is not None
+            outputs.append(sim.iterates[:, 0, :] @ w)
         return outputs[0], outputs[1]
-
-
-def _standard_normals(gen: np.random.Generator, shape: tuple[int, int], _: int) -> np.ndarray:
-    return gen.standard_normal(shape)
-
-
-def _last_iterates(features: np.ndarray, labels: np.ndarray, step_size: float, ridge: float, noise_std: float,
-                   noise: Callable[[int], np.ndarray]) -> np.ndarray:
-    """x_n of Algorithm 1 (no clipping, x_0 = 0) for every run at once; ``noise(k)`` gives Z_k, shape (R, d).
-
-    The same update as :func:`privdyn.algorithms.noisy_sgd.simulate_noisy_sgd` with a fixed ``dataset`` (which
-    advances one run at a time from per-run streams): x <- x - eta (a (a^T x - b) + ridge x + noise_std Z).
-    """
-    x: np.ndarray | None = None
-    for k, (a, b) in enumerate(zip(features, labels, strict=True)):
-        z = noise(k)
-        if x is None:
-            x = np.zeros_like(z)
-        x = x - step_size * ((x @ a - b)[:, None] * a[None, :] + ridge * x + noise_std * z)
-    if x is None:
-        raise ValueError("features must hold at least one record.")
-    return x
 
 
 def _eigenvalues(dim: int) -> np.ndarray:

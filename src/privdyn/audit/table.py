@@ -21,12 +21,19 @@ from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.results import Check, CheckKind, Table
 
-__all__ = ["AuditConfig", "AuditExperiment", "audit", "available_mechanisms", "unavailable_mechanisms"]
+__all__ = ["AuditConfig", "AuditExperiment", "audit", "available_mechanisms", "default_mechanisms",
+           "unavailable_mechanisms"]
 
 
 def available_mechanisms() -> tuple[str, ...]:
     """The mechanisms that can run here (every optional extra they need is installed), in table order."""
     return tuple(name for name, cls in MECHANISMS.items() if missing_extra(cls) is None)
+
+
+def default_mechanisms() -> tuple[str, ...]:
+    """The rows ``privdyn audit`` runs by default: the available ones whose accountant answers in seconds (the
+    amplified-bound rows, about a minute each, run with ``--all`` or by name)."""
+    return tuple(name for name in available_mechanisms() if not MECHANISMS[name].slow_accountant)
 
 
 def unavailable_mechanisms() -> dict[str, str]:
@@ -108,8 +115,8 @@ def audit(names: Sequence[str] | None = None, *, runs: int = DEFAULT_RUNS, confi
     """Audit the named mechanisms (by default all that can run here); one :class:`AuditRow` each, in the order asked.
 
     Args:
-        names: keys of :data:`privdyn.audit.mechanisms.MECHANISMS`; None for all those whose optional extra is
-            installed (:func:`unavailable_mechanisms` lists the others and why).
+        names: keys of :data:`privdyn.audit.mechanisms.MECHANISMS`; None for the default rows
+            (:func:`default_mechanisms`; :func:`unavailable_mechanisms` lists those whose extra is missing).
         runs: audit runs per dataset, in [100, 10**8].
         confidence: of the empirical lower bounds, in (0, 1).
         seed: the run seed (>= 0): the same seed gives the same table.
@@ -125,7 +132,7 @@ def audit(names: Sequence[str] | None = None, *, runs: int = DEFAULT_RUNS, confi
 
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0; got seed={seed!r}.")
-    config = AuditConfig(mechanisms=tuple(names) if names is not None else available_mechanisms(), runs=runs,
+    config = AuditConfig(mechanisms=tuple(names) if names is not None else default_mechanisms(), runs=runs,
                          confidence=confidence)
     experiment = AuditExperiment()
     cache = UnitCache(cache_dir, experiment=experiment.name, seed=seed, quick=False) if cache_dir else None

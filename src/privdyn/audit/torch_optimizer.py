@@ -35,8 +35,16 @@ the n records with the sampler, vmap per-example gradients), and that a block of
 computed from its batches and the NumPy noise matrix.
 
 Streams (:mod:`privdyn.rng`): the noise of block k on D is the counter-based
-:func:`~privdyn.rng.step_normals` of ``(seed, unit_key + "/D")`` with run k, its batches the generator of
-``(seed, unit_key + "/D", run_index=k, purpose="sampling")``; likewise on D'.
+:func:`~privdyn.rng.step_normals` of ``(seed, unit_key + "/D")`` with run k when k is even, and a torch.Generator
+seeded from that stream's generator when k is odd (on D' the other way round), so every row runs both of the
+optimizer's noise sources; its batches come from the generator of
+``(seed, unit_key + "/D", run_index=k, purpose="sampling")``; likewise on D'. ``torch-lambda-cgd-fixed-size``
+regenerates past normals (the stream's other path) and also runs Opacus' :class:`privdyn.torch.DPOptimizer` on a
+block of runs (``nn.Linear(runs, 1)`` wrapped by ``GradSampleModule``).
+
+**Law check.** Given the batches (b_t: the canary joined step t), the release is y = b + kappa C^{-1} Z, so
+C (y - b) / kappa must be i.i.d. N(0, I_T) (kappa nominal, C the strategy's encoder): every block's releases are
+tested against that law (:mod:`privdyn.audit.law`).
 
 The reported epsilon is what the optimizer's accountant reports: a PrivateOptimizer bound to
 :class:`~privdyn.torch.DPSGDAccountant` (n, sampler, neighbouring relation) takes the row's ``num_steps`` steps on
@@ -47,11 +55,14 @@ never imports it; without PyTorch a row raises the ImportError of :mod:`privdyn.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import warnings
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from privdyn.audit.base import Mechanism
+from privdyn.audit.base import Mechanism, Runs
+from privdyn.audit.law import WhitenedSample
 from privdyn.privacy.labels import PrivacyLoss
 
 if TYPE_CHECKING:
@@ -67,7 +78,7 @@ def _require_torch_extra() -> None:
     import privdyn.torch  # noqa: F401
 
 
-def _canary_columns(runs: int) -> Any:
+def _canary_columns(runs: int, single: bool = False) -> Any:
     """A module with one scalar weight per run (a ``(runs, 1)`` column) and the linear per-example loss
     l(w; x) = <x, w[:, 0]>: its gradient is x (so ``loss_and_gradient_factors`` gives A = x, H = 1)."""
     import torch
@@ -76,7 +87,7 @@ def _canary_columns(runs: int) -> Any:
     class CanaryColumns(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.weight = nn.Parameter(torch.zeros(runs, 1, dtype=torch.float64))
+            self.weight = nn.Parameter(torch.zeros(runs, 1, dtype=torch.float32 if single else torch.float64))
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return x @ self.weight
@@ -101,6 +112,7 @@ class TorchOptimizerCanary(Mechanism):
     sampler: ClassVar[str]
     neighboring: ClassVar[str]
     requires: ClassVar[str | None] = "torch"
+    entry_point: ClassVar[str] = "privdyn.torch.PrivateOptimizer.step"
 
     noise_multiplier: float = 3.0
     n: int = 100
@@ -131,20 +143,42 @@ class TorchOptimizerCanary(Mechanism):
         """The NumPy row of the same setting (and ``noise_factor``): its score is the statistic of this row."""
         raise NotImplementedError
 
-    def _optimizer(self, runs: int, noise_source: Any, *, noise_multiplier: float, account: bool = False) -> Any:
+    regenerate: bool = False
+    """Regenerate past normals instead of buffering them (the noise stream's other path)."""
+    opacus_runs: int = 0
+    """Runs per dataset of :class:`privdyn.torch.DPOptimizer` (Opacus) added to the law check (needs opacus)."""
+    single_runs: int = 0
+    """Runs per dataset of a float32 model added to the law check (the noise stream's host-copy path)."""
+
+    def _source(self, seed: int, key: str, block: int, side: int = 0) -> Any:
+        """Block ``block``'s noise source on side ``side`` (0: D, 1: D'): the counter-based
+        :func:`privdyn.rng.step_normals` when block + side is even, else a seeded torch.Generator (the stream's native
+        draws), so a row runs both of the optimizer's sources on both datasets."""
+        from privdyn.rng import generator, step_normals
+
+        if (block + side) % 2 == 0:
+            return step_normals(seed, key, run=block)
+        import torch
+
+        native = torch.Generator()
+        native.manual_seed(int(generator(seed, key, run_index=block, purpose="noise").integers(0, 2**62)))
+        return native
+
+    def _optimizer(self, runs: int, noise_source: Any, *, noise_multiplier: float, account: bool = False,
+                   single: bool = False) -> Any:
         """A PrivateOptimizer over a block of ``runs`` runs (bound to its accountant if ``account``)."""
         _require_torch_extra()
         import torch
 
         from privdyn.torch import PrivateOptimizer
 
-        module = _canary_columns(runs)
+        module = _canary_columns(runs, single)
         bound: dict[str, Any] = ({"n": self.n, "sampler": self.sampler, "neighboring": self.neighboring}
                                  if account else {})
         return PrivateOptimizer(torch.optim.SGD(module.parameters(), lr=self.learning_rate), module, clip=self.clip,
                                 noise_multiplier=noise_multiplier, batch_size=self.batch_size,
                                 strategy=self._strategy(), noise_source=noise_source, num_steps=self.num_steps,
-                                per_example="closed_form", **bound)
+                                per_example="closed_form", regenerate=self.regenerate, **bound)
 
     def _batches(self, generator: np.random.Generator, runs: int) -> Any:
         from privdyn.torch import BatchSampler
@@ -152,8 +186,10 @@ class TorchOptimizerCanary(Mechanism):
         return iter(BatchSampler(self.n, self.batch_size, sampler=self.sampler, num_steps=self.num_steps * runs,
                                  generator=generator))
 
-    def _block(self, private: Any, batches: Any, runs: int, canary: bool) -> np.ndarray:
-        """Run ``private`` for ``num_steps`` steps on a block of ``runs`` runs; the iterates w_0 .. w_T, (T + 1, runs).
+    def _block(self, private: Any, batches: Any, runs: int, canary: bool,
+               joined: np.ndarray | None = None) -> np.ndarray:
+        """Run ``private`` for ``num_steps`` steps on a block of ``runs`` runs; the iterates w_0 .. w_T, (T + 1, runs);
+        ``joined`` (T, runs), if given, receives whether each run's batch held the canary.
 
         At step t run r takes the next batch of ``batches``; when it holds the canary (index 0), the block's batch
         gets run r's canary slot: feature ``canary_gradient * clip * e_r`` on D (``canary``), 0 on D'.
@@ -162,22 +198,64 @@ class TorchOptimizerCanary(Mechanism):
 
         weight = private.params[0]
         iterates = np.empty((self.num_steps + 1, runs))
-        iterates[0] = weight.detach().numpy()[:, 0]
+        iterates[0] = weight.detach().double().numpy()[:, 0]
         feature = self.canary_gradient * self.clip if canary else 0.0
         for t in range(self.num_steps):
             present = np.array([0 in next(batches) for _ in range(runs)])
+            if joined is not None:
+                joined[t] = present
             rows = np.flatnonzero(present)
-            x = torch.zeros((rows.size, runs), dtype=torch.float64)
+            x = torch.zeros((rows.size, runs), dtype=weight.dtype)
             x[torch.arange(rows.size), torch.from_numpy(rows)] = feature
             private.zero_grad()
             private.step(x, x.new_zeros(rows.size))
-            iterates[t + 1] = weight.detach().numpy()[:, 0]
+            iterates[t + 1] = weight.detach().double().numpy()[:, 0]
         return iterates
 
     def _releases(self, private: Any, iterates: np.ndarray) -> np.ndarray:
         """y_t = (w_{t-1} - w_t) B / (lr clip), shape (runs, T), with B, lr and clip read from the optimizer."""
         lr = float(private.optimizer.param_groups[0]["lr"])
         return ((iterates[:-1] - iterates[1:]) * (private.batch_size / (lr * private.clip))).T
+
+    def _opacus_residuals(self, seed: int, key: str, runs: int, canary: bool) -> np.ndarray:
+        """y - b (runs, T) of one block of ``runs`` runs of :class:`privdyn.torch.DPOptimizer` (Opacus' clipping and
+        averaging, privdyn's noise stream): ``nn.Linear(runs, 1)`` wrapped by Opacus' ``GradSampleModule``, run r's
+        canary the feature ``canary_gradient * clip * e_r`` (its per-sample gradient; clipped by Opacus to
+        ``clip e_r`` up to its factor clip / (norm + 1e-6)), the noise ``clip kappa xi_t`` over the weight's
+        coordinates (one correlated stream per run), the sum divided by the expected batch size B."""
+        import torch
+        from opacus import GradSampleModule
+
+        from privdyn.rng import generator, step_normals
+        from privdyn.torch import DPOptimizer
+
+        model = torch.nn.Linear(runs, 1, bias=False).double()
+        with torch.no_grad():
+            model.weight.zero_()
+        wrapped = GradSampleModule(model, loss_reduction="mean")
+        private = DPOptimizer(torch.optim.SGD(wrapped.parameters(), lr=self.learning_rate),
+                              noise_multiplier=self.noise_multiplier * self.noise_factor, max_grad_norm=self.clip,
+                              expected_batch_size=self.batch_size, strategy=self._strategy(),
+                              noise_source=step_normals(seed, key), num_steps=self.num_steps, loss_reduction="mean")
+        batches = self._batches(generator(seed, key, purpose="sampling"), runs)
+        feature = self.canary_gradient * self.clip if canary else 0.0
+        previous = model.weight.detach().numpy()[0].copy()
+        residuals = np.empty((runs, self.num_steps))
+        for t in range(self.num_steps):
+            present = np.array([0 in next(batches) for _ in range(runs)])
+            rows = np.flatnonzero(present)
+            x = torch.zeros((max(rows.size, 1), runs), dtype=torch.float64)
+            x[torch.arange(rows.size), torch.from_numpy(rows)] = feature
+            private.zero_grad()
+            with warnings.catch_warnings():  # Opacus' hooks warn that the inputs need no gradient (they do not)
+                warnings.simplefilter("ignore", UserWarning)
+                wrapped(x)[:, 0].mean().backward()
+            private.step()
+            current = model.weight.detach().numpy()[0].copy()
+            released = (previous - current) * self.batch_size / (self.learning_rate * self.clip)
+            residuals[:, t] = released - (present if canary else 0.0)
+            previous = current
+        return residuals
 
     # --- the Mechanism interface ---------------------------------------------------------------------------------
 
@@ -193,25 +271,55 @@ class TorchOptimizerCanary(Mechanism):
         return loss
 
     def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
-        from privdyn.rng import generator, step_normals
+        return self.run(seed, unit_key, runs).scores
+
+    def run(self, seed: int, unit_key: str, runs: int) -> Runs:
+        """The scores, and the law check of the releases: given the batches (b_t: the canary joined step t), the
+        release is y = b + kappa xi with xi = C^{-1} Z, so C (y - b) / kappa is N(0, I_T) (kappa nominal, C the
+        strategy's encoder): a noise-scale or noise-correlation bug in the optimizer or its noise stream shows as a
+        whitened variance or covariance away from the identity."""
+        from privdyn.rng import generator
 
         _require_torch_extra()
         reference = self._reference()
         encoder = self._strategy().encoder_matrix(self.num_steps)
         q = self.batch_size / self.n
         kappa = self.noise_multiplier * self.noise_factor
-        outputs = []
-        for side in _SIDES:
+        outputs, samples = [], []
+        for index, side in enumerate(_SIDES):
             key = f"{unit_key}/{side}"
-            released = []
+            released, residuals = [], []
             for block, first in enumerate(range(0, runs, self.block_size)):
                 size = min(self.block_size, runs - first)
-                private = self._optimizer(size, step_normals(seed, key, run=block), noise_multiplier=kappa)
+                private = self._optimizer(size, self._source(seed, key, block, index), noise_multiplier=kappa)
                 batches = self._batches(generator(seed, key, run_index=block, purpose="sampling"), size)
-                released.append(self._releases(private, self._block(private, batches, size, side == "D")))
+                joined = np.zeros((self.num_steps, size))
+                y = self._releases(private, self._block(private, batches, size, side == "D", joined))
+                released.append(y)
+                residuals.append(y - (joined.T if side == "D" else 0.0))
             outputs.append(reference._score(np.concatenate(released) @ encoder.T, encoder, q))
+            samples.append(WhitenedSample(f"PrivateOptimizer releases on {side}",
+                                          np.concatenate(residuals) @ encoder.T / self.noise_multiplier))
+        if self.single_runs:
+            for index, side in enumerate(_SIDES):
+                key = f"{unit_key}/float32/{side}"
+                size = min(self.single_runs, runs)
+                private = self._optimizer(size, self._source(seed, key, 0, index), noise_multiplier=kappa,
+                                          single=True)
+                batches = self._batches(generator(seed, key, purpose="sampling"), size)
+                joined = np.zeros((self.num_steps, size))
+                y = self._releases(private, self._block(private, batches, size, side == "D", joined))
+                samples.append(WhitenedSample(f"PrivateOptimizer float32 releases on {side}",
+                                              (y - (joined.T if side == "D" else 0.0)) @ encoder.T
+                                              / self.noise_multiplier))
+        if self.opacus_runs and importlib.util.find_spec("opacus") is not None:
+            for side in _SIDES:
+                opacus = self._opacus_residuals(seed, f"{unit_key}/opacus/{side}", min(self.opacus_runs, runs),
+                                                side == "D")
+                samples.append(WhitenedSample(f"DPOptimizer (Opacus) releases on {side}",
+                                              opacus @ encoder.T / self.noise_multiplier))
         # the statistic is large on D (with the canary); the audit's scores are large on D'
-        return -outputs[0], -outputs[1]
+        return Runs(scores=(-outputs[0], -outputs[1]), law=tuple(samples))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -225,6 +333,8 @@ class TorchLambdaCGDFixedSize(TorchOptimizerCanary):
     neighboring: ClassVar[str] = "zero_out"
 
     noise_correlation: float = 0.5
+    regenerate: bool = True
+    opacus_runs: int = 1024
 
     def _strategy(self) -> Any:
         from privdyn.privacy.correlated import LambdaCGD
@@ -250,6 +360,9 @@ class TorchLambdaCGDPoisson(TorchLambdaCGDFixedSize):
     sampler: ClassVar[str] = "poisson"
     neighboring: ClassVar[str] = "zero_out"
 
+    regenerate: bool = False
+    opacus_runs: int = 0
+
     def _reference(self) -> DPSGDCanary:
         from privdyn.audit.mechanisms import DPSGDCorrelatedPoisson
 
@@ -272,6 +385,7 @@ class TorchDPSGDPoisson(TorchOptimizerCanary):
 
     noise_multiplier: float = 1.0
     num_steps: int = 20
+    single_runs: int = 1024
 
     def _reference(self) -> DPSGDCanary:
         from privdyn.audit.mechanisms import DPSGDPoisson
