@@ -11,7 +11,7 @@ from privdyn.audit.mechanisms import MECHANISMS, mechanism
 
 ROWS = [name for name, cls in MECHANISMS.items() if missing_extra(cls) is None]
 PER_RUN = {"privdyn.sklearn.DPLinearRegression.fit", "privdyn.sklearn.AdaSSPRegression.fit",
-           "privdyn.algorithms.dpgd.dpgd"}
+           "privdyn.sklearn.DPLogisticRegression.fit", "privdyn.algorithms.dpgd.dpgd"}
 """Entry points that make one run per call."""
 
 

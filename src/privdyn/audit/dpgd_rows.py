@@ -427,14 +427,12 @@ class DPLinearRegressionPlanningShareCanary(DPLinearRegressionCanary):
         return Runs(scores=(scores[0], scores[1]), law=tuple(samples))
 
     def _planning_statistics_sample(self, seed: int, unit_key: str, runs: int) -> WhitenedSample:
-        """The planning releases themselves, through :func:`privdyn.plan.dpgd` (``data=...``, ``planning_share``),
-        the call the estimator makes, ``runs`` times (80 in the row: a plan from data costs about half a second) on
-        a public dataset large enough that no floor of the planner
-        binds: n = 2000 rows at x = 1 (the bound), half with y = 0.9, half 0.1 (S_xx = n, S_xy = n / 2,
-        S_yy = 0.41 n). In d = 1 the plan's model recovers them exactly from its public inputs: tr Sigma =
-        S_xx / n = 1 / feature_scale^2 (the normalization tr Sigma = d), ||theta|| = S_xy / S_xx and
-        label_noise^2 = S_yy / n - S_xy^2 / (n S_xx); they are checked, whitened, against N(S, s^2) with the
-        statement's s = Delta / sqrt(2 zcdp) per statistic."""
+        """The planning releases themselves, through :func:`privdyn.plan.dpgd` (``data=...``, ``planning_share``,
+        ``data_checks=False``), the call the estimator makes, ``runs`` times (80 in the row: a plan from data costs
+        about half a second) on a public dataset: n = 2000 rows at x = 1 (the bound), half with y = 0.9, half 0.1
+        (S_xx = n, S_xy = n / 2, S_yy = 0.41 n). The plan's model keeps the release it was estimated from
+        (``plan.model.release``); its three sums are checked, whitened, against N(S, s^2) with the statement's
+        s = Delta / sqrt(2 zcdp) per statistic (read from the plan's published mechanisms, not from the release)."""
         from privdyn.plan import dpgd
 
         n = 2000
@@ -447,12 +445,9 @@ class DPLinearRegressionPlanningShareCanary(DPLinearRegressionCanary):
         for plan_seed in _fit_seeds(gen, runs):
             plan = dpgd(data=(features, labels), planning_share=self.planning_share, feature_norm_bound=1.0,
                         label_bound=1.0, epsilon=self.epsilon, delta=self.delta, schedules=("constant",),
-                        rng=np.random.default_rng(int(plan_seed)))
-            inputs: Any = plan.inputs
-            sxx = n / float(inputs["feature_scale"]) ** 2
-            sxy = float(inputs["target_norm"]) * sxx
-            syy = n * (float(inputs["label_noise"]) ** 2 + sxy**2 / (n * sxx))
-            released.append((sxx, sxy, syy))
+                        rng=np.random.default_rng(int(plan_seed)), data_checks=False)
+            release: Any = plan.model.release
+            released.append((float(release.sxx[0, 0]), float(release.sxy[0]), float(release.syy)))
             entries = {m["statistic"]: m for m in plan.planning.mechanisms}
             stds = np.array([float(entries[name]["sensitivity"]) / math.sqrt(2.0 * float(entries[name]["zcdp"]))
                              for name in ("second_moment_features", "feature_label_moment", "label_second_moment")])

@@ -42,6 +42,7 @@ class DPLogisticRegressionCanary(Mechanism):
     description: ClassVar[str] = ("privdyn.sklearn.DPLogisticRegression (noisy GD, logistic loss, last iterate), its "
                                   "own fit on a label-flip canary: the estimator's privacy_")
 
+    entry_point: ClassVar[str] = "privdyn.sklearn.DPLogisticRegression.fit"
     slow_accountant: ClassVar[bool] = True
     """Not the accountant (cached, milliseconds) but the runs: 2.5 x 10^4 calls of ``fit`` take minutes, so the row
     runs behind ``-m slow`` like the amplified-bound rows."""
