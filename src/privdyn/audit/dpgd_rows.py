@@ -305,7 +305,7 @@ class DPLinearRegressionCanary(Mechanism):
             fits.append([self._fit(int(s), features, side_labels) for s in _fit_seeds(gen, runs)])
         return fits
 
-    def law_of(self, estimator: Any) -> GaussianLaw:
+    def law_of(self, estimator: DPLinearRegression) -> GaussianLaw:
         """The stated law of ``coef_[0]`` for a fitted estimator: its training step sizes, clip and scales, and the
         rho of its privacy statement's training share."""
         training = estimator.training_

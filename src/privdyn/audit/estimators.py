@@ -147,7 +147,7 @@ class AdaSSPCanary(Mechanism):
         neighbour = np.array([[0.0, self.feature_norm], [self.feature_norm, 0.0]])
         return features, np.array([self.label_bound, 0.0]), neighbour, np.array([-self.label_bound, 0.0])
 
-    def estimator(self, random_state: Any) -> AdaSSPRegression:
+    def estimator(self, random_state: int | np.random.Generator) -> AdaSSPRegression:
         from privdyn.sklearn import AdaSSPRegression
 
         return AdaSSPRegression(epsilon=self.epsilon, delta=self.delta, feature_norm=self.feature_norm,

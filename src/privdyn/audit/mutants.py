@@ -300,7 +300,7 @@ def _mutant_worker(rows: Sequence[str], runs: int, seed: int) -> list[dict[str, 
     return out
 
 
-def run_mutant(site: Site, factor: float, rows: Sequence[str], *, runs: int, seed: int = 0) -> list[dict[str, Any]]:
+def run_mutant(site: Site, factor: float, rows: Sequence[str], *, runs: int, seed: int = 0) -> list[dict[str, object]]:
     """Audit ``rows`` on a temporary copy of the package with ``site`` multiplied by ``factor``; one dict per row
     (``caught``, ``law_z``, ``runs``, ``runs_needed``, ...)."""
     root = _package_root()
@@ -376,7 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         for factor in args.factors:
             results = run_mutant(site, factor, chosen, runs=runs, seed=args.seed)
-            caught = [r["row"] for r in results if r["caught"]]
+            caught = [str(r["row"]) for r in results if r["caught"]]
             needed = {r["row"]: r.get("runs_needed") for r in results}
             table.append({"site": site.label(), "text": site.text, "factor": factor, "rows": chosen,
                           "caught_by": caught, "results": results})
