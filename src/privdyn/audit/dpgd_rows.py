@@ -51,6 +51,10 @@ _CLIP_FAILURE = 1e-12
 """The largest probability allowed that noise before the canary's step leaves its gradient unclipped."""
 
 
+RELEASE_DRAWS = 4000
+"""Direct draws of the planning release beside the plans, for the variance tests' power."""
+
+
 def stated_law(*, feature: float, label: float, neighbour_label: float, step_sizes: np.ndarray, position: int,
                clip_threshold: float, rho: float) -> GaussianLaw:
     """The law of theta_n on D and D' (module docstring): the canary (``feature``, ``label`` / ``neighbour_label``)
@@ -423,17 +427,23 @@ class DPLinearRegressionPlanningShareCanary(DPLinearRegressionCanary):
             scores.append(score)
         samples = [WhitenedSample(f"coef_ on {side} given its plan", r)
                    for side, r in zip(("D", "D'"), residuals, strict=True)]
-        samples.append(self._planning_statistics_sample(seed, unit_key, 80))
+        samples.extend(self._planning_statistics_samples(seed, unit_key, 80, RELEASE_DRAWS))
         return Runs(scores=(scores[0], scores[1]), law=tuple(samples))
 
-    def _planning_statistics_sample(self, seed: int, unit_key: str, runs: int) -> WhitenedSample:
-        """The planning releases themselves, through :func:`privdyn.plan.dpgd` (``data=...``, ``planning_share``,
-        ``data_checks=False``), the call the estimator makes, ``runs`` times (80 in the row: a plan from data costs
-        about half a second) on a public dataset: n = 2000 rows at x = 1 (the bound), half with y = 0.9, half 0.1
-        (S_xx = n, S_xy = n / 2, S_yy = 0.41 n). The plan's model keeps the release it was estimated from
-        (``plan.model.release``); its three sums are checked, whitened, against N(S, s^2) with the statement's
-        s = Delta / sqrt(2 zcdp) per statistic (read from the plan's published mechanisms, not from the release)."""
+    def _planning_statistics_samples(self, seed: int, unit_key: str, plans: int,
+                                     draws: int) -> tuple[WhitenedSample, WhitenedSample]:
+        """The planning releases, checked against N(S, s^2) with the statement's s = Delta / sqrt(2 zcdp) per
+        statistic (read from the plan's published mechanisms), on a public dataset: n = 2000 rows at x = 1 (the
+        bound), half with y = 0.9, half 0.1 (S_xx = n, S_xy = n / 2, S_yy = 0.41 n).
+
+        End to end: :func:`privdyn.plan.dpgd` (``data=...``, ``planning_share``, ``data_checks=False``), the call the
+        estimator makes, ``plans`` times (a plan from data costs about half a second); the plan's model keeps the
+        release it was estimated from (``plan.model.release``). Beside it, for power: ``draws`` calls of
+        :func:`privdyn.plan._data.release_statistics`, the function that plan calls to draw the release, at the
+        plan's planning zCDP (a variance test on one statistic needs a few hundred releases to see a x 0.6 noise).
+        """
         from privdyn.plan import dpgd
+        from privdyn.plan._data import release_statistics
 
         n = 2000
         features = np.ones((n, 1))
@@ -441,8 +451,9 @@ class DPLinearRegressionPlanningShareCanary(DPLinearRegressionCanary):
         stated = np.array([n, float(features[:, 0] @ labels), float(labels @ labels)])
         released = []
         stds = np.zeros(3)
+        planning_zcdp = 0.0
         gen = _generators(seed, f"{unit_key}/planning")[0]
-        for plan_seed in _fit_seeds(gen, runs):
+        for plan_seed in _fit_seeds(gen, plans):
             plan = dpgd(data=(features, labels), planning_share=self.planning_share, feature_norm_bound=1.0,
                         label_bound=1.0, epsilon=self.epsilon, delta=self.delta, schedules=("constant",),
                         rng=np.random.default_rng(int(plan_seed)), data_checks=False)
@@ -451,5 +462,15 @@ class DPLinearRegressionPlanningShareCanary(DPLinearRegressionCanary):
             entries = {m["statistic"]: m for m in plan.planning.mechanisms}
             stds = np.array([float(entries[name]["sensitivity"]) / math.sqrt(2.0 * float(entries[name]["zcdp"]))
                              for name in ("second_moment_features", "feature_label_moment", "label_second_moment")])
-        return WhitenedSample("planning statistics (S_xx, S_xy, S_yy) of privdyn.plan.dpgd",
-                              (np.array(released) - stated) / stds)
+            planning_zcdp = float(plan.planning.zcdp)
+        end_to_end = WhitenedSample("planning statistics (S_xx, S_xy, S_yy) of privdyn.plan.dpgd",
+                                    (np.array(released) - stated) / stds)
+        draw_gen = _generators(seed, f"{unit_key}/release")[0]
+        direct = []
+        for _ in range(draws):
+            r = release_statistics(features, labels, feature_norm_bound=1.0, label_bound=1.0, zcdp=planning_zcdp,
+                                   rng=draw_gen)
+            direct.append((float(r.sxx[0, 0]), float(r.sxy[0]), float(r.syy)))
+        beside = WhitenedSample(f"planning statistics of release_statistics ({draws} draws at the plan's zCDP)",
+                                (np.array(direct) - stated) / stds)
+        return end_to_end, beside
