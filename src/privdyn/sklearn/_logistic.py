@@ -40,7 +40,6 @@ import copy
 import dataclasses
 import functools
 import math
-import numbers
 from typing import Any
 
 import numpy as np
@@ -52,6 +51,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privdyn import _check
 from privdyn.algorithms.noisy_gd import Loss
+from privdyn.sklearn._base import _check_finite, generator_from
 
 __all__ = ["DPLogisticRegression", "MAX_ITER", "MultinomialLoss", "RIDGE_GRID", "STEP_FRACTION", "WORK_BUDGET",
            "account", "classifier_expected_failed_checks", "default_max_iter"]
@@ -266,27 +266,6 @@ def _project_rows(features: np.ndarray, feature_norm: float, fit_intercept: bool
     return rows, intercept_feature, radius
 
 
-def _generator(random_state: Any) -> np.random.Generator:
-    """The noise's generator: OS entropy for None, seeded for an int >= 0, a Generator as given."""
-    if random_state is None:
-        return np.random.default_rng()
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(int(random_state.randint(0, 2**31 - 1)))
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and int(random_state) >= 0:
-        return np.random.default_rng(int(random_state))
-    raise TypeError(f"random_state must be None, an integer >= 0, a numpy.random.Generator or a RandomState; got "
-                    f"random_state={random_state!r}.")
-
-
-def _check_finite(name: str, values: np.ndarray) -> None:
-    if not np.isfinite(values).all():
-        where = tuple(np.argwhere(~np.isfinite(values))[0])
-        raise ValueError(f"{name} must be finite (no NaN or inf); got {name}[{', '.join(map(str, where))}]="
-                         f"{float(values[where])!r}.")
-
-
 class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     """Differentially private logistic regression by full-batch noisy gradient descent, last iterate released.
 
@@ -409,7 +388,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
         epsilon, feature_norm, ridge = self._check_parameters()
         X, y = self._check_data(X, y, sample_weight)
-        rng = _generator(self.random_state)
+        rng = generator_from(self.random_state)
         n, d = X.shape
         delta = float(n) ** -DELTA_EXPONENT if self.delta is None else float(self.delta)
         classes = int(self.classes_.size)
