@@ -282,10 +282,30 @@ class StepNormals(NormalStream):
         }
         return generator
 
-    def draw(self, step: int, size: int) -> np.ndarray:
-        """``Z_step``: ``size`` standard normals (float64)."""
-        _check.integer(minimum=0, size=size)
-        return self.generator(step).standard_normal(int(size))
+    def draw(self, step: int, size: int | None = None, *, out: np.ndarray | None = None,
+             generator: np.random.Generator | None = None) -> np.ndarray:
+        """``Z_step``: ``size`` standard normals (float64), or as many as ``out`` holds, written into it.
+
+        Every whole-step draw of privdyn's step normals goes through here (the noise streams of
+        :mod:`privdyn.privacy.correlated` included), so the audit's rows that run those streams cover this method.
+
+        Args:
+            step: the step ``t >= 1``.
+            size: the number of normals; give it or ``out``, not both.
+            out: a writable C-contiguous float64 array to fill (the same numbers as ``size=out.size``).
+            generator: a Philox-backed generator to reposition at ``step`` instead of building one (streams reuse
+                one generator across steps); its previous state is discarded.
+        """
+        if (size is None) == (out is None):
+            raise TypeError(f"give exactly one of size and out; got size={size!r} and out of type "
+                            f"{type(out).__name__}.")
+        _check.integer(minimum=1, step=step)
+        if out is None:
+            _check.integer(minimum=0, size=size)
+            out = np.empty(int(size))  # type: ignore[arg-type]
+        source = self.generator(step) if generator is None else self._reset(generator, int(step))
+        source.standard_normal(out=out)
+        return out
 
     def normals(self, draw: int, size: int, *, num_runs: int = 1) -> np.ndarray:
         """Step ``draw``'s normals for runs ``run .. run + num_runs - 1``: shape (num_runs, size)."""

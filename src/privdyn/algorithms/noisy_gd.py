@@ -329,7 +329,7 @@ def _standard_normal(
 ) -> np.ndarray:
     """Draw number ``draw`` (0 = the start, k + 1 = the noise of step k) for every run: shape (num_runs, d)."""
     if isinstance(gens, CounterStream):
-        return gens.standard_normal(draw, num_runs, d)
+        return gens.normals(draw, d, num_runs=num_runs)
     if isinstance(gens, np.random.Generator):
         return gens.standard_normal((num_runs, d))
     return np.stack([g.standard_normal(d) for g in gens])

@@ -56,11 +56,15 @@ class NoiseStream(abc.ABC):
         self._scratch = np.empty(self.chunk_size)
         self._generators: list[np.random.Generator] = []
 
-    def _generator(self, index: int, step: int) -> np.random.Generator:
-        """Reusable generator number ``index``, positioned at the start of ``step`` (no construction per step)."""
+    def _reusable(self, index: int) -> np.random.Generator:
+        """Reusable generator number ``index`` (built once, repositioned at every step: no construction per step)."""
         while len(self._generators) <= index:
             self._generators.append(np.random.Generator(np.random.Philox(0)))
-        return self.source._reset(self._generators[index], step)
+        return self._generators[index]
+
+    def _generator(self, index: int, step: int) -> np.random.Generator:
+        """Reusable generator number ``index``, positioned at the start of ``step`` (for draws in chunks)."""
+        return self.source._reset(self._reusable(index), step)
 
     @property
     @abc.abstractmethod
@@ -139,15 +143,15 @@ class _HistoryStream(NoiseStream):
         # regenerated paths perform the same floating-point operations in the same order: bit-identical outputs.
         d, k = self._d, self._lags
         lags = min(k, t - 1)  # Z_u = 0 for u <= 0
-        fresh = self._generator(0, t)
         regenerate = self.regenerate
         if lags == 0 and k == 0:
-            fresh.standard_normal(out=flat)
+            self.source.draw(t, out=flat, generator=self._reusable(0))
             if d[0] != 1.0:
                 flat *= d[0]
             if self.scale != 1.0:
                 flat *= self.scale
             return
+        fresh = self._generator(0, t)
         if lags == 1 and k == 1:  # two bands (lambda-CGD): one fused compiled pass
             kernel = _compiled_two_band()
             if not regenerate:  # chunk by chunk, so the fused pass reads the fresh normals from cache
@@ -259,7 +263,7 @@ class _BLTStream(NoiseStream):
         return tuple(row.reshape(self.shape) for row in self._state)
 
     def _advance(self, t: int, flat: np.ndarray) -> None:
-        self._generator(0, t).standard_normal(out=flat)
+        self.source.draw(t, out=flat, generator=self._reusable(0))
         _compiled_blt()(flat, self._state, self._theta, self._omega, self.scale)
 
 
