@@ -50,6 +50,7 @@ BAD_INVOCATIONS = {
     "unknown executor": ["run", "langevin-fig1", "--executor", "gpu"],
     "--only matches nothing": ["reproduce", "--only", "hsgd-zzz"],
     "negative seed": ["run", "langevin-fig1", "--seed", "-3"],
+    "malformed JSON list": ["run", "langevin-fig1", "--set", "renyi_orders=[2,8"],
 }
 
 
@@ -62,6 +63,11 @@ def test_bad_arguments_exit_2_with_one_line_and_write_nothing(capsys, tmp_path, 
     assert len(err.strip().splitlines()) == 1, err
     assert err.startswith("privdyn: error:")
     assert not out_dir.exists()
+
+
+def test_malformed_json_is_named_malformed(capsys, tmp_path):
+    _, _, err = run_cli(capsys, "run", "langevin-fig1", "--set", "renyi_orders=[2,8", "--out", str(tmp_path / "o"))
+    assert "--set renyi_orders: the value '[2,8' is malformed JSON" in err and "must be a number" not in err
 
 
 def test_step_size_message_names_the_parameter_and_range(capsys, tmp_path):

@@ -22,6 +22,7 @@ from typer.exceptions import TyperException
 from privdyn.audit._cli import audit_command
 from privdyn.experiments import progress
 from privdyn.experiments.config import DEFAULT_EXECUTOR, DEFAULT_OUT_DIR, ConfigError, parse_overrides
+from privdyn.plan._account_cli import account_command
 from privdyn.plan._cli import plan_command
 
 if TYPE_CHECKING:
@@ -356,6 +357,7 @@ def _bench_line(outcome: Any) -> str:
             f"(per-repetition ratio {low:.3g}x to {high:.3g}x){target}{'' if r.note is None else '; ' + r.note}")
 
 app.command("plan")(plan_command)
+app.command("account")(account_command)
 app.command("audit")(audit_command)
 
 
