@@ -25,6 +25,18 @@ def test_list(capsys):
     assert all(len(line.split("\t")) == 3 for line in out.strip().splitlines())
     status, out, _ = run_cli(capsys, "list", "--json")
     assert status == 0 and {row["name"] for row in json.loads(out)} == set(names)
+    opt_in = {row["name"] for row in json.loads(out) if row["opt_in"]}
+    assert opt_in == {"sklearn-regression", "sklearn-classification"}
+
+
+def test_list_marks_the_opt_in_experiments(capsys):
+    from privdyn.experiments import registry
+
+    _, out, _ = run_cli(capsys, "list")
+    lines = {line.split("\t")[0]: line for line in out.strip().splitlines()}
+    assert set(registry.OPT_IN) <= set(lines)
+    assert all("[opt-in: runs only when named" in lines[name] for name in registry.OPT_IN)
+    assert not any("[opt-in" in lines[name] for name in registry.NAMES)
 
 
 def test_show_prints_the_full_config(capsys):

@@ -128,16 +128,18 @@ def _report(result: dict[str, Any], out: Path, counts: UnitCounts) -> None:
 
 @app.command("list")
 def list_command(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """One line per experiment: name, paper key, description."""
+    """One line per experiment: name, paper key, description; opt-in experiments (run only by name) last, marked."""
     from privdyn.experiments import registry
 
-    rows = [{"name": e.name, "paper": e.paper_key, "description": e.description, "title": e.title}
-            for e in registry.EXPERIMENTS.values()]
+    rows = [{"name": e.name, "paper": e.paper_key, "description": e.description, "title": e.title,
+             "opt_in": e.name in registry.OPT_IN}
+            for e in [*registry.EXPERIMENTS.values(), *(registry.get(name) for name in registry.OPT_IN)]]
     if json_output:
         typer.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
-        typer.echo(f"{row['name']}\t{row['paper']}\t{row['description']}")
+        mark = "[opt-in: runs only when named, not in a plain reproduce] " if row["opt_in"] else ""
+        typer.echo(f"{row['name']}\t{row['paper']}\t{mark}{row['description']}")
 
 
 @app.command("show")
@@ -310,7 +312,8 @@ def bench_command(
 ) -> None:
     """From a checkout: run ./benchmarks, printing each candidate vs reference result (medians, ratio) as it finishes.
 
-    A benchmark that fails is reported and the others still run; the exit status is then 1.
+    A benchmark that fails is reported and the others still run; the exit status is then 1. A benchmark whose
+    reference library is not installed is skipped with a note naming the extra that brings it (not a failure).
     """
     from privdyn import benchmarking
 
@@ -341,6 +344,8 @@ def bench_command(
 def _bench_line(outcome: Any) -> str:
     if outcome.status == "failed":
         return f"{outcome.name}: FAILED: {outcome.error}"
+    if outcome.status == "skipped":
+        return f"{outcome.name}: skipped: {outcome.reason}"
     if hasattr(outcome, "time_exponent"):  # a scaling study
         points = ", ".join(f"{size:,}: {t * 1e3:.3g} ms / {peak / 2**20:.3g} MiB"
                            for size, t, peak in zip(outcome.sizes, outcome.median_s, outcome.peak_bytes, strict=True))
