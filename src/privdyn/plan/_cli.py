@@ -142,6 +142,8 @@ def plan_command(
     seed: Annotated[int, _Opt("--seed", help="Seed of --verify.")] = 0,
     pareto: Annotated[int | None, _Opt("--pareto", help="Points of the Pareto front (default 7 with --out).")]
     = None,
+    quiet: Annotated[bool, _Opt("--quiet", help="No progress display (it is drawn on stderr only when stdout and "
+                                               "stderr are terminals).")] = False,
 ) -> None:
     """Plan a private training run: hyper-parameters, predicted utility, privacy statement."""
     import warnings
@@ -192,8 +194,10 @@ def plan_command(
         flags = [_flag(k) + {"num_steps": " (or --epochs)", "batch_size": " (or --sampling-rate)"}.get(k, "")
                  if family == "dpsgd" else _flag(k) for k in missing]
         raise PlanUsageError(f"`privdyn plan {family}` needs {', '.join(flags)}; see `privdyn plan --help`.")
+    from privdyn._progress import display
+
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), display(f"plan {family}", quiet=quiet):
             warnings.simplefilter("ignore")  # the plan's notes carry what the user must know
             result = function(**kwargs)
             num_points = pareto if pareto is not None else (7 if out is not None else None)

@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from privdyn import _check
+from privdyn._progress import report
 from privdyn.plan._budget import PlanningShare, PrivacyStatement, _check_delta
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification, json_ready
 from privdyn.privacy import accounting, correlated
@@ -451,7 +452,8 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
     ranked: list[_Ranked] = []
     refused: list[tuple[str, str]] = []
     first_refusal: accounting.NotAccountableError | None = None
-    for strategy in parsed:
+    for index, strategy in enumerate(parsed):
+        report(f"calibrating {strategy_spec(strategy)}", index, len(parsed))
         try:
             ranked.append(_calibrate(strategy, float(epsilon), s, float(rtol), float(ranking_rtol), cache))
         except accounting.NotAccountableError as exc:
@@ -463,6 +465,7 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
         assert first_refusal is not None
         raise accounting.NotAccountableError(_one_line(first_refusal)) from None
     ranked.sort(key=lambda r: r.mse)
+    report("calibrating the chosen strategy at rtol", len(parsed), len(parsed))
     if ranked[0].calibration_rtol > rtol:  # the chosen strategy at the user's tolerance
         ranked[0] = _calibrate(ranked[0].strategy, float(epsilon), s, float(rtol), float(rtol), cache)
     best = ranked[0]
@@ -511,6 +514,7 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
     b = _prefix_coefficients(best.strategy, s.num_steps)
     row_norms = (best.noise_multiplier * s.clip) ** 2 * np.cumsum(b * b)
     shown = np.unique(np.geomspace(1, s.num_steps, min(s.num_steps, 200)).round().astype(int))
+    report("privacy statement", len(parsed), len(parsed))
     statement = _statement(best, s, float(epsilon), dlt)
     return DPSGDPlan(
         family="dpsgd",
