@@ -23,6 +23,8 @@ the clip (``docs/amplification.md`` relates it to the other relations).
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,7 +40,7 @@ from privdyn.privacy.amplification.pair import (
     dominating_pair,
     validate_sampler,
 )
-from privdyn.privacy.amplification.spectral import spectral_epsilon
+from privdyn.privacy.amplification.spectral import operator_norm_bound, spectral_epsilon
 from privdyn.privacy.labels import Guarantee, PrivacyLoss
 
 if TYPE_CHECKING:  # the strategies import scipy through privdyn.rng: keep `import privdyn.privacy` light
@@ -167,6 +169,13 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
     :func:`amplified_epsilon`'s, for speed); every discretization gives an upper bound, so the returned kappa meets
     the target whatever the discretization, and is at most about 1% larger than with a finer one.
 
+    Where the bound is the spectral route alone (``method="spectral"``, or ``"bound"`` at rates below
+    :data:`CONDITIONAL_FROM_RATE`) and no ``initial`` is given, the search runs on tau = kappa / a instead (the
+    Poisson-subsampled Gaussian that the bound is, :mod:`.spectral`), cached per (rate, steps, budget, rtol,
+    discretization) and shared by every strategy at those sizes; the returned ``a * tau`` is evaluated once by the
+    bound and meets the target as computed (the same guarantee as the search on kappa, at one evaluation per strategy
+    once tau is known).
+
     With ``method="estimate"`` every kappa is evaluated on the same random numbers (common random numbers, drawn
     once from ``rng``), with ``num_samples`` draws per direction at level ``confidence``: the returned kappa is the
     smallest whose Monte-Carlo upper confidence bound meets the target (label ``estimate``).
@@ -188,6 +197,14 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
     guess = float(initial) if initial is not None else _initial_guess(strategy, epsilon, dlt, sampling_prob,
                                                                        num_steps)
     target = f"calibrated to epsilon={float(epsilon)!r}, delta={dlt!r} (rtol {float(rtol):g})"
+    if method != "estimate" and initial is None and (method == "spectral" or
+                                                     (method == "bound" and not conditional_may_win(first))):
+        scaled = _spectral_calibration(first, float(epsilon), dlt, float(rtol), settings)
+        if scaled is not None:
+            return PrivacyLoss(value=scaled, guarantee=Guarantee.BOUND, quantity="noise_multiplier",
+                               neighboring=NEIGHBORING[sampler],
+                               source=f"{PAPER}, Theorem F.8 pair for {strategy!r}, sampler {sampler!r}; "
+                                      f"{_route_source('spectral', settings)}; {target}")
     if method != "estimate":
         routes: dict[float, str] = {}
 
@@ -225,6 +242,46 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
                        neighboring=NEIGHBORING[sampler],
                        source=f"{PAPER}, Theorem F.8 pair for {strategy!r}, sampler {sampler!r}; "
                               f"{_estimate_source(evaluated[nearest], confidence, num_samples)}; {target}")
+
+
+@functools.lru_cache(maxsize=256)
+def _subsampled_gaussian_calibration(sampling_prob: float, num_steps: int, epsilon: float, delta: float, rtol: float,
+                                     discretization: float) -> float:
+    """The smallest tau (to ``rtol``, on the safe side) whose Poisson-subsampled Gaussian meets (epsilon, delta).
+
+    A pure function of its arguments (the search starts from :func:`_initial_guess` of independent noise), cached:
+    every strategy calibrated by the spectral bound at the same sizes and budget shares it.
+    """
+    from privdyn.privacy._calibration_search import smallest_safe
+    from privdyn.privacy.amplification.spectral import subsampled_gaussian_pld
+
+    def fn(tau: float) -> float:
+        pld = subsampled_gaussian_pld(tau, sampling_prob, num_steps, discretization)
+        return float(pld.get_epsilon_for_delta(delta))
+
+    from privdyn.privacy.correlated import Independent
+
+    guess = _initial_guess(Independent(), epsilon, delta, sampling_prob, num_steps)
+    return smallest_safe(fn, epsilon, guess, rtol)
+
+
+def _spectral_calibration(pair: DominatingPair, epsilon: float, delta: float, rtol: float,
+                          settings: conditional.BoundSettings) -> float | None:
+    """The spectral bound's kappa, ``a * tau`` (:mod:`.spectral`: the bound at kappa is the Poisson-subsampled
+    Gaussian at ``kappa / a``, so its calibration is that of tau scaled by ``a = ||A||_2``'s certificate).
+
+    tau comes from :func:`_subsampled_gaussian_calibration` (cached), and the bound is evaluated once at the returned
+    kappa, so the result meets the target as computed, exactly as a search on kappa would; None (the caller then
+    searches on kappa) if rounding in ``a * tau / a`` made that evaluation miss the target.
+    """
+    a = operator_norm_bound(pair.coefficients)
+    if not a > 0.0:
+        return None
+    discretization = settings.value_discretization_interval
+    kappa = a * _subsampled_gaussian_calibration(pair.sampling_prob, pair.num_steps, epsilon, delta, rtol,
+                                                 discretization)
+    at_kappa = dataclasses.replace(pair, noise_multiplier=kappa)
+    return kappa if spectral_epsilon(at_kappa, delta, discretization) <= epsilon else None
 
 
 def _common_random_numbers(pair: DominatingPair, delta: float, num_samples: int, confidence: float,
