@@ -23,12 +23,15 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING
 
 from privdyn import _check
 from privdyn.plan._budget import PrivacyStatement, _check_delta
 from privdyn.privacy import accounting
 from privdyn.privacy.labels import NeighboringRelation
+
+if TYPE_CHECKING:
+    from privdyn.privacy.correlated import Strategy
 
 __all__ = ["DPSGDAccount", "dpsgd_account", "resolve_sizes"]
 
@@ -44,7 +47,7 @@ def _whole(value: Fraction) -> int | None:
 
 def resolve_sizes(*, n: int | None, batch_size: int | None, sampling_prob: float | None, num_steps: int | None,
                   epochs: float | None, sampler: str | None,
-                  names: Mapping[str, str] = _NAMES) -> tuple[int, int, int, dict[str, Any]]:
+                  names: Mapping[str, str] = _NAMES) -> tuple[int, int, int, dict[str, object]]:
     """(n, batch_size, num_steps) from the given alternatives (module docstring), and what was derived how.
 
     ``names`` spells each argument in messages (the CLI passes its option names). Exactly one of ``batch_size`` and
@@ -66,7 +69,7 @@ def resolve_sizes(*, n: int | None, batch_size: int | None, sampling_prob: float
             raise ValueError(f"{name(first)} or {name(second)} is required.")
     if n is not None:
         _check.integer(minimum=1, **{name("n"): n})
-    derived: dict[str, Any] = {}
+    derived: dict[str, object] = {}
     if sampling_prob is not None:
         _check.scalar(**{name("sampling_prob"): sampling_prob})
         _check.in_range(0.0, 1.0, closed="right", **{name("sampling_prob"): sampling_prob})
@@ -120,14 +123,14 @@ class DPSGDAccount:
         statement: the full :class:`~privdyn.plan._budget.PrivacyStatement`.
     """
 
-    inputs: dict[str, Any]
+    inputs: dict[str, object]
     epsilon: float
     delta: float
     guarantee: str
     accountant: str
     statement: PrivacyStatement
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"epsilon": self.epsilon, "delta": self.delta,
                 "guarantee": self.guarantee, "is_dp_guarantee": self.statement.is_dp_guarantee,
                 "accountant": self.accountant, "inputs": dict(self.inputs), "privacy_statement":
@@ -141,14 +144,16 @@ class DPSGDAccount:
                  f"accountant {self.accountant})",
                  f"  {i['strategy']} noise, noise_multiplier {i['noise_multiplier']:g}, {i['sampler']} sampling, "
                  f"{i['neighboring']} neighbours, {sizes}, {i['num_steps']} steps"]
-        lines += [f"  {key} from {how}" for key, how in i.get("derived", {}).items() if key != "rate_only"]
+        derived = i.get("derived", {})
+        assert isinstance(derived, dict)
+        lines += [f"  {key} from {how}" for key, how in derived.items() if key != "rate_only"]
         lines += ["", "privacy statement", f"  {self.statement.text()}"]
         return "\n".join(lines)
 
 
 def dpsgd_account(*, noise_multiplier: float, delta: float, sampler: str | None, neighboring: str | None,
                   n: int | None = None, batch_size: int | None = None, sampling_prob: float | None = None,
-                  num_steps: int | None = None, epochs: float | None = None, strategy: Any = "independent",
+                  num_steps: int | None = None, epochs: float | None = None, strategy: str | Strategy = "independent",
                   names: Mapping[str, str] = _NAMES) -> DPSGDAccount:
     """ε of a trained DP-SGD run by the allow-listed accountant (module docstring).
 
@@ -195,7 +200,7 @@ def dpsgd_account(*, noise_multiplier: float, delta: float, sampler: str | None,
     kappa = float(noise_multiplier)
     statement = run_statement(parsed, row, kappa, s, dlt, {},
                               sizes_text=f"rate {batch / n_:.6g}" if rate_only else None)
-    inputs: dict[str, Any] = {"noise_multiplier": kappa, "sampling_prob": batch / n_, "num_steps": steps,
+    inputs: dict[str, object] = {"noise_multiplier": kappa, "sampling_prob": batch / n_, "num_steps": steps,
                               "delta": dlt, "sampler": str(sampler), "neighboring": relation.value,
                               "strategy": strategy_spec(parsed)}
     if rate_only:
