@@ -194,6 +194,11 @@ def plan_command(
         flags = [_flag(k) + {"num_steps": " (or --epochs)", "batch_size": " (or --sampling-rate)"}.get(k, "")
                  if family == "dpsgd" else _flag(k) for k in missing]
         raise PlanUsageError(f"`privdyn plan {family}` needs {', '.join(flags)}; see `privdyn plan --help`.")
+    if family == "dpsgd":  # required by the planner, never assumed (they default to None only to say so)
+        for key, choices in (("sampler", "poisson, fixed_size or shuffle"),
+                             ("neighboring", "add_remove, replace_one or zero_out")):
+            if kwargs.get(key) is None:
+                raise PlanUsageError(f"`privdyn plan dpsgd` needs --{key} ({choices}); privdyn never assumes one.")
     from privdyn._progress import display
 
     try:
