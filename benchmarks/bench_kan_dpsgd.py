@@ -9,7 +9,7 @@ m d p = 131,072 trainable coefficients), batch size B = 256, sigmoid activation,
   dense per-example gradients ``einsum("bi,bj->bij", backprops, activations)``, their norms and the clipped sum by
   einsum (target: 3x). It is fair: one vectorized pass, no Python loop over examples, the same factors; what it does
   not use is the rank-one structure, which is the candidate's point.
-* ``kan-per-example-gradients-torch-func`` (when torch is installed): the same quantities by ``torch.func``
+* ``kan-per-example-gradients-torch-func`` (with the torch extra): the same quantities by ``torch.func``
   (``vmap(grad(loss))`` over the examples, float64, the model ``privdyn.torch.KAN`` built from the same parameters),
   the peer practice for arbitrary models. The features h(x) are computed once outside ``vmap`` (the model's input
   check reads values, which ``vmap`` does not allow); the loss of one example from its features is the model's own
@@ -27,7 +27,6 @@ multi-threaded BLAS oversubscribes the cores and its timings say more about the 
 """
 
 import functools
-import importlib.util
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -254,18 +253,18 @@ BENCHMARKS = (
     ),
 )
 
-if importlib.util.find_spec("torch") is not None:
-    BENCHMARKS += (
-        Benchmark(
-            name="kan-per-example-gradients-torch-func",
-            description=f"per-example gradient norms and clipped sum of the KAN, {_SIZE_TEXT}, float64",
-            candidate_name="rank-one factors: one forward pass and one matrix product",
-            reference_name="torch.func: vmap(grad(loss)) over the examples (privdyn.torch.KAN, one thread)",
-            setup=lambda: (_gradient_setup(), _torch_func_setup()),
-            candidate=lambda inputs: _factored(inputs[0]),
-            reference=lambda inputs: _torch_func(inputs[1]),
-            agree=_agree_gradients,
-            target_ratio=3.0,
-            repeats=7,
-        ),
-    )
+BENCHMARKS += (
+    Benchmark(
+        name="kan-per-example-gradients-torch-func",
+        description=f"per-example gradient norms and clipped sum of the KAN, {_SIZE_TEXT}, float64",
+        candidate_name="rank-one factors: one forward pass and one matrix product",
+        reference_name="torch.func: vmap(grad(loss)) over the examples (privdyn.torch.KAN, one thread)",
+        setup=lambda: (_gradient_setup(), _torch_func_setup()),
+        candidate=lambda inputs: _factored(inputs[0]),
+        reference=lambda inputs: _torch_func(inputs[1]),
+        agree=_agree_gradients,
+        target_ratio=3.0,
+        repeats=7,
+        requires=(("torch", "torch"),),
+    ),
+)

@@ -62,5 +62,5 @@ BENCHMARKS = (
                           f"n = {N}, d = {D}, epsilon = {EPSILON} (target: privdyn's median <= 2 s)",
               candidate_name="privdyn.sklearn.DPLinearRegression.fit",
               reference_name="diffprivlib.models.LinearRegression.fit", setup=_setup, candidate=_privdyn,
-              reference=_diffprivlib, agree=_agree, repeats=5),
+              reference=_diffprivlib, agree=_agree, repeats=5, requires=(("diffprivlib", "compare"),)),
 )

@@ -74,5 +74,5 @@ BENCHMARKS = (
                           f"n = {N}, d = {D}, epsilon = {EPSILON} (target: privdyn's median <= 2 s)",
               candidate_name="privdyn.sklearn.DPLogisticRegression.fit",
               reference_name="noisy GD, OpenDP 0.16 composition (make_gaussian, make_composition)", setup=_setup,
-              candidate=_privdyn, reference=_opendp, agree=_agree, repeats=5),
+              candidate=_privdyn, reference=_opendp, agree=_agree, repeats=5, requires=(("opendp", "compare"),)),
 )

@@ -1,6 +1,6 @@
 """torch: the cost of correlated noise in a PyTorch DP step, and the KAN's closed-form per-example gradients.
 
-Requires the torch extra and Opacus (the reference); without them this file defines no benchmark.
+Requires the torch extra (torch and Opacus, the reference); without it `privdyn bench` skips these with a note.
 
 * ``torch-dp-step-lambda-cgd`` / ``torch-dp-step-blt``: 10 DP steps of an MLP 512-256-2 (131,842 parameters, float32)
   on one batch of 256, per-example gradients by Opacus' hooks (``GradSampleModule``), flat clipping, SGD. Candidate:
@@ -19,7 +19,6 @@ each of the parameters' size.
 """
 
 import functools
-import importlib.util
 
 import numpy as np
 
@@ -28,10 +27,6 @@ from privdyn.benchmarking import Benchmark
 BATCH_SIZE, STEPS_PER_CALL, CLIP, NOISE_MULTIPLIER, LEARNING_RATE = 256, 10, 1.0, 1.0, 0.05
 BLT_DECAYS, BLT_SCALES = (0.999, 0.99, 0.9, 0.5), (0.02, 0.05, 0.1, 0.2)
 KAN_WIDTH, KAN_DIM, KAN_GRID = 256, 64, 5
-
-
-def _available() -> bool:
-    return importlib.util.find_spec("torch") is not None and importlib.util.find_spec("opacus") is not None
 
 
 def _one_thread(fn):
@@ -248,39 +243,38 @@ def _agree_kan(candidate, reference):
     torch.testing.assert_close(hook_norms, norms, rtol=1e-4, atol=1e-9)
 
 
-BENCHMARKS = ()
-if _available():
-    BENCHMARKS = (
-        Benchmark(
-            name="torch-dp-step-lambda-cgd",
-            description=f"{STEPS_PER_CALL} DP steps, MLP 512-256-2 (131,842 parameters), batch {BATCH_SIZE}, Opacus "
-                        "hooks; lambda-CGD (one buffer, torch.Generator) vs Opacus' independent noise",
-            candidate_name="privdyn.torch.DPOptimizer, LambdaCGD(0.7)",
-            reference_name="Opacus PrivacyEngine.make_private DPOptimizer (independent noise)",
-            setup=_step_setup(_lambda, "generator"), candidate=_candidate_step, reference=_reference_step,
-            agree=_agree_step(1), target_ratio=1 / 1.1, repeats=7),
-        Benchmark(
-            name="torch-dp-step-blt",
-            description=f"{STEPS_PER_CALL} DP steps, MLP 512-256-2, batch {BATCH_SIZE}, Opacus hooks; BLT (four "
-                        "buffers, torch.Generator) vs Opacus' independent noise",
-            candidate_name=f"privdyn.torch.DPOptimizer, BufferedToeplitz({BLT_DECAYS}, {BLT_SCALES})",
-            reference_name="Opacus PrivacyEngine.make_private DPOptimizer (independent noise)",
-            setup=_step_setup(_blt, "generator"), candidate=_candidate_step, reference=_reference_step,
-            agree=_agree_step(4), target_ratio=1 / 1.3, repeats=7),
-        Benchmark(
-            name="torch-dp-step-lambda-cgd-counter",
-            description=f"{STEPS_PER_CALL} DP steps, MLP 512-256-2, batch {BATCH_SIZE}, Opacus hooks; lambda-CGD "
-                        "from privdyn's counter-based source (NumPy Philox normals copied to the tensor)",
-            candidate_name="privdyn.torch.DPOptimizer, LambdaCGD(0.7), StepNormals source",
-            reference_name="Opacus PrivacyEngine.make_private DPOptimizer (independent noise)",
-            setup=_step_setup(_lambda, "counter"), candidate=_candidate_step, reference=_reference_step,
-            agree=_agree_step(1), target_ratio=None, repeats=7),
-        Benchmark(
-            name="torch-kan-closed-form",
-            description=f"{STEPS_PER_CALL} DP steps of the KAN, m={KAN_WIDTH}, d={KAN_DIM}, p={KAN_GRID + 3} "
-                        f"(131,072 parameters), batch {BATCH_SIZE}, float32",
-            candidate_name="privdyn.torch.PrivateOptimizer, closed-form rank-one per-example gradients",
-            reference_name="Opacus GradSampleModule hooks + DPOptimizer on the same KAN module",
-            setup=_kan_setup, candidate=_kan_closed_form, reference=_kan_hooks, agree=_agree_kan,
-            target_ratio=10.0, repeats=5),
-    )
+_TORCH = (("torch", "torch"), ("opacus", "torch"))
+BENCHMARKS = (
+    Benchmark(
+        name="torch-dp-step-lambda-cgd",
+        description=f"{STEPS_PER_CALL} DP steps, MLP 512-256-2 (131,842 parameters), batch {BATCH_SIZE}, Opacus "
+                    "hooks; lambda-CGD (one buffer, torch.Generator) vs Opacus' independent noise",
+        candidate_name="privdyn.torch.DPOptimizer, LambdaCGD(0.7)",
+        reference_name="Opacus PrivacyEngine.make_private DPOptimizer (independent noise)",
+        setup=_step_setup(_lambda, "generator"), candidate=_candidate_step, reference=_reference_step,
+        agree=_agree_step(1), target_ratio=1 / 1.1, repeats=7, requires=_TORCH),
+    Benchmark(
+        name="torch-dp-step-blt",
+        description=f"{STEPS_PER_CALL} DP steps, MLP 512-256-2, batch {BATCH_SIZE}, Opacus hooks; BLT (four "
+                    "buffers, torch.Generator) vs Opacus' independent noise",
+        candidate_name=f"privdyn.torch.DPOptimizer, BufferedToeplitz({BLT_DECAYS}, {BLT_SCALES})",
+        reference_name="Opacus PrivacyEngine.make_private DPOptimizer (independent noise)",
+        setup=_step_setup(_blt, "generator"), candidate=_candidate_step, reference=_reference_step,
+        agree=_agree_step(4), target_ratio=1 / 1.3, repeats=7, requires=_TORCH),
+    Benchmark(
+        name="torch-dp-step-lambda-cgd-counter",
+        description=f"{STEPS_PER_CALL} DP steps, MLP 512-256-2, batch {BATCH_SIZE}, Opacus hooks; lambda-CGD "
+                    "from privdyn's counter-based source (NumPy Philox normals copied to the tensor)",
+        candidate_name="privdyn.torch.DPOptimizer, LambdaCGD(0.7), StepNormals source",
+        reference_name="Opacus PrivacyEngine.make_private DPOptimizer (independent noise)",
+        setup=_step_setup(_lambda, "counter"), candidate=_candidate_step, reference=_reference_step,
+        agree=_agree_step(1), target_ratio=None, repeats=7, requires=_TORCH),
+    Benchmark(
+        name="torch-kan-closed-form",
+        description=f"{STEPS_PER_CALL} DP steps of the KAN, m={KAN_WIDTH}, d={KAN_DIM}, p={KAN_GRID + 3} "
+                    f"(131,072 parameters), batch {BATCH_SIZE}, float32",
+        candidate_name="privdyn.torch.PrivateOptimizer, closed-form rank-one per-example gradients",
+        reference_name="Opacus GradSampleModule hooks + DPOptimizer on the same KAN module",
+        setup=_kan_setup, candidate=_kan_closed_form, reference=_kan_hooks, agree=_agree_kan,
+        target_ratio=10.0, repeats=5, requires=_TORCH),
+)

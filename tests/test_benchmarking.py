@@ -220,3 +220,44 @@ def test_cli_bench_scaling_writes_its_page(tmp_path, capsys):
     assert "| n | time | peak memory |" in text
     assert "Fitted exponents: time ~ size^" in text and "Machine: processor " in text
     assert main(["bench", "--scaling", "--dir", str(tmp_path / "b"), "nope"]) == 2
+
+
+MISSING_EXTRA = """
+    from pathlib import Path
+
+    from privdyn.benchmarking import Benchmark
+
+    MARK = Path(__file__).with_name("ran.txt")
+
+    def never(inputs=None):
+        MARK.write_text("ran")
+        return inputs
+
+    BENCHMARKS = (
+        Benchmark(name="needs-extra", description="d", candidate_name="c", reference_name="r",
+                  setup=never, candidate=never, reference=never, repeats=5,
+                  requires=(("privdyn_no_such_module_xyz", "compare"),)),
+        Benchmark(name="core", description="d", candidate_name="c", reference_name="r", setup=lambda: 1,
+                  candidate=lambda x: x, reference=lambda x: x, repeats=5),
+    )
+"""
+
+
+def test_a_benchmark_whose_reference_is_missing_is_skipped_with_the_extra_named(tmp_path, capsys):
+    write_bench(tmp_path, MISSING_EXTRA)
+    assert main(["bench", "--dir", str(tmp_path)]) == 0  # a skip is not a failure
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ('needs-extra: skipped: needs privdyn_no_such_module_xyz, which is not installed: '
+                      'pip install "privdyn[compare]"')
+    assert out[1].startswith("core: ")
+    assert not (tmp_path / "ran.txt").exists()  # nothing of it ran, not even its setup
+    assert main(["bench", "--dir", str(tmp_path), "--json", "needs-extra"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "skipped"
+
+
+def test_the_repository_benchmarks_declare_their_reference_extras():
+    declared = {b.name: dict(b.requires) for b in benchmarking.discover(REPO_BENCHMARKS)}
+    assert declared["sklearn-dplinearregression-fit"] == {"diffprivlib": "compare"}
+    assert declared["sklearn-dplogisticregression-fit"] == {"opendp": "compare"}
+    assert declared["torch-kan-closed-form"] == {"torch": "torch", "opacus": "torch"}
+    assert declared["kan-per-example-gradients-torch-func"] == {"torch": "torch"}

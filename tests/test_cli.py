@@ -25,6 +25,18 @@ def test_list(capsys):
     assert all(len(line.split("\t")) == 3 for line in out.strip().splitlines())
     status, out, _ = run_cli(capsys, "list", "--json")
     assert status == 0 and {row["name"] for row in json.loads(out)} == set(names)
+    opt_in = {row["name"] for row in json.loads(out) if row["opt_in"]}
+    assert opt_in == {"sklearn-regression", "sklearn-classification"}
+
+
+def test_list_marks_the_opt_in_experiments(capsys):
+    from privdyn.experiments import registry
+
+    _, out, _ = run_cli(capsys, "list")
+    lines = {line.split("\t")[0]: line for line in out.strip().splitlines()}
+    assert set(registry.OPT_IN) <= set(lines)
+    assert all("[opt-in: runs only when named" in lines[name] for name in registry.OPT_IN)
+    assert not any("[opt-in" in lines[name] for name in registry.NAMES)
 
 
 def test_show_prints_the_full_config(capsys):
@@ -50,6 +62,7 @@ BAD_INVOCATIONS = {
     "unknown executor": ["run", "langevin-fig1", "--executor", "gpu"],
     "--only matches nothing": ["reproduce", "--only", "hsgd-zzz"],
     "negative seed": ["run", "langevin-fig1", "--seed", "-3"],
+    "malformed JSON list": ["run", "langevin-fig1", "--set", "renyi_orders=[2,8"],
 }
 
 
@@ -62,6 +75,11 @@ def test_bad_arguments_exit_2_with_one_line_and_write_nothing(capsys, tmp_path, 
     assert len(err.strip().splitlines()) == 1, err
     assert err.startswith("privdyn: error:")
     assert not out_dir.exists()
+
+
+def test_malformed_json_is_named_malformed(capsys, tmp_path):
+    _, _, err = run_cli(capsys, "run", "langevin-fig1", "--set", "renyi_orders=[2,8", "--out", str(tmp_path / "o"))
+    assert "--set renyi_orders: the value '[2,8' is malformed JSON" in err and "must be a number" not in err
 
 
 def test_step_size_message_names_the_parameter_and_range(capsys, tmp_path):

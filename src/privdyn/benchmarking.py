@@ -26,7 +26,8 @@ from typing import Any
 
 from privdyn import _check
 
-__all__ = ["MAX_REPEATS", "MIN_REPEATS", "Benchmark", "BenchmarkFailure", "BenchmarkResult", "Scaling",
+__all__ = ["MAX_REPEATS", "MIN_REPEATS", "Benchmark", "BenchmarkFailure", "BenchmarkResult", "BenchmarkSkipped",
+           "Scaling", "missing_requirement",
            "ScalingResult", "discover", "discover_scaling", "machine", "markdown_page", "markdown_table",
            "run_all", "run_benchmark", "run_scaling", "scaling_page"]
 
@@ -53,6 +54,9 @@ class Benchmark:
             compares times per item. A slow reference may then run on a subset of the candidate's batch.
         note: called with the inputs after setup; its line is reported with the result (e.g. the tolerances a setup
             chose to match the two sides' accuracy).
+        requires: ``(module, extra)`` pairs the benchmark imports beyond privdyn's core (e.g. ``("diffprivlib",
+            "compare")``): where one is not installed, :func:`run_all` skips the benchmark with a note naming the
+            extra, before running anything.
     """
 
     name: str
@@ -68,6 +72,7 @@ class Benchmark:
     candidate_items: int = 1
     reference_items: int = 1
     note: Callable[[Any], str] | None = None
+    requires: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         _check.integer(minimum=1, candidate_items=self.candidate_items, reference_items=self.reference_items)
@@ -98,6 +103,27 @@ class BenchmarkResult:
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class BenchmarkSkipped:
+    """A benchmark not run because a library it needs is not installed: ``reason`` names the extra that brings it."""
+
+    name: str
+    description: str
+    reason: str
+    status: str = "skipped"
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def missing_requirement(benchmark: Benchmark | Scaling) -> str | None:
+    """None when every module ``benchmark`` requires is installed; else why not, naming the extra to install."""
+    for module, extra in benchmark.requires:
+        if importlib.util.find_spec(module) is None:
+            return f"needs {module}, which is not installed: pip install \"privdyn[{extra}]\""
+    return None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -156,13 +182,16 @@ def _ratio(reference_s: float, candidate_s: float, benchmark: Benchmark) -> floa
 
 
 def run_all(benchmarks: Iterable[Benchmark | Scaling], *, repeats: int | None = None
-            ) -> Iterator[BenchmarkResult | ScalingResult | BenchmarkFailure]:
+            ) -> Iterator[BenchmarkResult | ScalingResult | BenchmarkFailure | BenchmarkSkipped]:
     """Run each benchmark (or scaling study) in turn and yield its outcome as soon as it is known; a failure does not
-    stop the rest."""
+    stop the rest. One whose required modules are not installed is skipped (:class:`BenchmarkSkipped`) first."""
     if repeats is not None:
         _check.integer(minimum=1, repeats=repeats)
         _check.in_range(1, MAX_REPEATS, repeats=repeats)
     for benchmark in benchmarks:
+        if (reason := missing_requirement(benchmark)) is not None:
+            yield BenchmarkSkipped(name=benchmark.name, description=benchmark.description, reason=reason)
+            continue
         try:
             if isinstance(benchmark, Scaling):
                 yield run_scaling(benchmark, repeats=repeats)
@@ -200,7 +229,8 @@ def _seconds(value: float) -> str:
     return f"{value * 1e3:.3g} ms" if value < 1.0 else f"{value:.3g} s"
 
 
-def markdown_table(outcomes: Sequence[BenchmarkResult | BenchmarkFailure], machine_info: dict[str, Any]) -> str:
+def markdown_table(outcomes: Sequence[BenchmarkResult | BenchmarkFailure | BenchmarkSkipped],
+                   machine_info: dict[str, Any]) -> str:
     """One Markdown table of the outcomes (medians, ratio and its spread, target) and the machine they ran on."""
     lines = ["| benchmark | candidate | reference | candidate median | reference median | ratio (min-max) "
              "| repeats | target | note |",
@@ -208,6 +238,9 @@ def markdown_table(outcomes: Sequence[BenchmarkResult | BenchmarkFailure], machi
     for o in outcomes:
         if isinstance(o, BenchmarkFailure):
             lines.append(f"| {o.name} | failed: {o.error.replace('|', '/')} | | | | | | | |")
+            continue
+        if isinstance(o, BenchmarkSkipped):
+            lines.append(f"| {o.name} | skipped: {o.reason} | | | | | | | |")
             continue
         items = "" if o.candidate_items == o.reference_items == 1 else (
             f" ({o.candidate_items} vs {o.reference_items} items; per item)")
@@ -219,7 +252,8 @@ def markdown_table(outcomes: Sequence[BenchmarkResult | BenchmarkFailure], machi
     return "\n".join(lines) + f"\n\nMachine: {described}.\n"
 
 
-def markdown_page(outcomes: Sequence[BenchmarkResult | BenchmarkFailure], machine_info: dict[str, Any],
+def markdown_page(outcomes: Sequence[BenchmarkResult | BenchmarkFailure | BenchmarkSkipped],
+                  machine_info: dict[str, Any],
                   command: str = "privdyn bench --table docs/benchmarks.md") -> str:
     """The page ``privdyn bench --table docs/benchmarks.md`` writes: how it was made, then :func:`markdown_table`."""
     return ("# Speed benchmarks\n\n"
@@ -281,6 +315,7 @@ class Scaling:
         setup: builds the inputs at one size (not timed).
         run: the engine, called with the inputs.
         repeats: timed calls per size (the median is reported).
+        requires: as for :class:`Benchmark`.
     """
 
     name: str
@@ -290,6 +325,7 @@ class Scaling:
     setup: Callable[[int], Any]
     run: Callable[[Any], Any]
     repeats: int = MIN_REPEATS
+    requires: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         _check.integer(minimum=1, repeats=self.repeats)
@@ -368,7 +404,7 @@ def discover_scaling(directory: Path, names: Sequence[str] = ()) -> list[Scaling
     return [s for s in found if not names or s.name in names]
 
 
-def scaling_page(outcomes: Sequence[ScalingResult | BenchmarkFailure], machine_info: dict[str, Any],
+def scaling_page(outcomes: Sequence[ScalingResult | BenchmarkFailure | BenchmarkSkipped], machine_info: dict[str, Any],
                  command: str = "privdyn bench --scaling --table docs/scaling.md") -> str:
     """The page ``privdyn bench --scaling --table docs/scaling.md`` writes: one table per study, fitted exponents."""
     parts = [f"# Scaling\n\nWritten by `{command}` from a checkout (run it again to regenerate this page). "
@@ -378,6 +414,9 @@ def scaling_page(outcomes: Sequence[ScalingResult | BenchmarkFailure], machine_i
     for o in outcomes:
         if isinstance(o, BenchmarkFailure):
             parts.append(f"## {o.name}\n\nFailed: {o.error}\n")
+            continue
+        if isinstance(o, BenchmarkSkipped):
+            parts.append(f"## {o.name}\n\nSkipped: {o.reason}\n")
             continue
         rows = [f"| {o.size_name} | time | peak memory |", "|---|---|---|"]
         for size, median, (low, high), peak in zip(o.sizes, o.median_s, o.spread_s, o.peak_bytes, strict=True):

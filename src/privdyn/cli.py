@@ -22,6 +22,7 @@ from typer.exceptions import TyperException
 from privdyn.audit._cli import audit_command
 from privdyn.experiments import progress
 from privdyn.experiments.config import DEFAULT_EXECUTOR, DEFAULT_OUT_DIR, ConfigError, parse_overrides
+from privdyn.plan._account_cli import account_command
 from privdyn.plan._cli import plan_command
 
 if TYPE_CHECKING:
@@ -63,37 +64,38 @@ def _options(
     """Predict, certify and optimize the privacy-utility trade-off of noisy gradient training."""
 
 
+QUIET_HELP = "No progress display (it is drawn on stderr only when stdout and stderr are terminals)."
+
+
 @contextlib.contextmanager
-def _progress(label: str) -> Any:
+def _progress(label: str, quiet: bool) -> Any:
     """Rich progress bars on a terminal (units of the experiment, and steps inside a unit); quiet otherwise."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from privdyn._progress import display
 
-    bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    transient=True)
-    units = bars.add_task(f"{label}: units", total=None)
-    inner = bars.add_task("  inside the unit", total=None, visible=False)
+    with display(f"{label}: units", quiet=quiet, inner=True) as bars:
+        if bars is None:
+            yield None
+            return
+        units, inner = bars.task_ids
 
-    def on_unit(done: int, total: int) -> None:
-        bars.update(units, completed=done, total=total)
-        bars.update(inner, visible=False)
+        def on_unit(done: int, total: int) -> None:
+            bars.update(units, completed=done, total=total)
+            bars.update(inner, visible=False)
 
-    def on_step(done: int, total: int | None) -> None:
-        bars.update(inner, completed=done, total=total, visible=True)
+        def on_step(done: int, total: int | None) -> None:
+            bars.update(inner, completed=done, total=total, visible=True)
 
-    with bars, progress.reporting(on_step):
-        yield on_unit
+        with progress.reporting(on_step):
+            yield on_unit
 
 
 def _run_one(name: str, config: Any, *, seed: int, quick: bool, out: Path, executor: Any,
-             force: bool) -> dict[str, Any]:
+             force: bool, quiet: bool, label: str | None = None) -> dict[str, Any]:
     from privdyn.experiments import registry, runner
 
     experiment = registry.get(name)
     counts = runner.UnitCounts()
-    with _progress(name) as on_unit:
+    with _progress(label or name, quiet) as on_unit:
         result = runner.run_experiment(experiment, config, seed=seed, quick=quick, out_dir=out, executor=executor,
                                        force=force, progress=on_unit, counts=counts)
     _report(result, out, counts)
@@ -127,16 +129,18 @@ def _report(result: dict[str, Any], out: Path, counts: UnitCounts) -> None:
 
 @app.command("list")
 def list_command(json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """One line per experiment: name, paper key, description."""
+    """One line per experiment: name, paper key, description; opt-in experiments (run only by name) last, marked."""
     from privdyn.experiments import registry
 
-    rows = [{"name": e.name, "paper": e.paper_key, "description": e.description, "title": e.title}
-            for e in registry.EXPERIMENTS.values()]
+    rows = [{"name": e.name, "paper": e.paper_key, "description": e.description, "title": e.title,
+             "opt_in": e.name in registry.OPT_IN}
+            for e in [*registry.EXPERIMENTS.values(), *(registry.get(name) for name in registry.OPT_IN)]]
     if json_output:
         typer.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
-        typer.echo(f"{row['name']}\t{row['paper']}\t{row['description']}")
+        mark = "[opt-in: runs only when named, not in a plain reproduce] " if row["opt_in"] else ""
+        typer.echo(f"{row['name']}\t{row['paper']}\t{mark}{row['description']}")
 
 
 @app.command("show")
@@ -220,13 +224,15 @@ def run_command(
     force: Annotated[bool, typer.Option("--force", help="Ignore the cache and recompute every unit.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when an invariant or unexplained claim fails.")]
     = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help=QUIET_HELP)] = False,
 ) -> None:
     """Run one experiment and write DIR/NAME/ (result.json, figure.png, series.csv)."""
     experiment, config = _prepare(name, quick=quick, overrides=set_ or ())
     _check_seed(seed)
     out_dir = _out_dir(out, [experiment.name])
     with _executor(executor) as pool:
-        result = _run_one(experiment.name, config, seed=seed, quick=quick, out=out_dir, executor=pool, force=force)
+        result = _run_one(experiment.name, config, seed=seed, quick=quick, out=out_dir, executor=pool, force=force,
+                          quiet=quiet)
     if strict and _fails_strict(result):
         raise typer.Exit(EXIT_CHECKS_FAILED)
 
@@ -245,6 +251,7 @@ def reproduce_command(
     = False,
     report: Annotated[bool, typer.Option("--report", help="Also write DIR/report.html (see `privdyn report`).")]
     = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help=QUIET_HELP)] = False,
 ) -> None:
     """Run every experiment (or those selected by --only); write DIR/summary.json and DIR/summary.md."""
     from privdyn.experiments import registry, runner
@@ -262,9 +269,10 @@ def reproduce_command(
             raise _Usage(f"--out {out}: {out_dir / name} is a folder; the run writes a file there.")
     results = []
     with _executor(executor) as pool:
-        for experiment, config in prepared:
+        for index, (experiment, config) in enumerate(prepared, start=1):
             results.append(_run_one(experiment.name, config, seed=seed, quick=quick, out=out_dir, executor=pool,
-                                    force=force))
+                                    force=force, quiet=quiet,
+                                    label=f"[{index}/{len(prepared)}] {experiment.name}"))
     runner.write_summary(results, out_dir)
     typer.echo(f"summary: {out_dir / 'summary.md'}")
     if report:
@@ -306,10 +314,12 @@ def bench_command(
     scaling: Annotated[bool, typer.Option("--scaling", help="Run the scaling studies (time and peak memory against "
                                           "a size, fitted exponents) instead of the side-by-side benchmarks.")]
     = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help=QUIET_HELP)] = False,
 ) -> None:
     """From a checkout: run ./benchmarks, printing each candidate vs reference result (medians, ratio) as it finishes.
 
-    A benchmark that fails is reported and the others still run; the exit status is then 1.
+    A benchmark that fails is reported and the others still run; the exit status is then 1. A benchmark whose
+    reference library is not installed is skipped with a note naming the extra that brings it (not a failure).
     """
     from privdyn import benchmarking
 
@@ -322,10 +332,15 @@ def bench_command(
                                else benchmarking.discover(directory, names or ()))
     except ValueError as exc:
         raise _Usage(str(exc)) from None
+    from privdyn._progress import display, report
+
     outcomes: list[Any] = []
-    for outcome in benchmarking.run_all(selected, repeats=repeats):
-        outcomes.append(outcome)
-        typer.echo(json.dumps(outcome.to_json()) if json_output else _bench_line(outcome))
+    with display("bench", quiet=quiet):
+        for index, benchmark in enumerate(selected):
+            report(benchmark.name, index, len(selected))
+            for outcome in benchmarking.run_all([benchmark], repeats=repeats):
+                outcomes.append(outcome)
+                typer.echo(json.dumps(outcome.to_json()) if json_output else _bench_line(outcome))
     if table is not None:
         page = benchmarking.scaling_page if scaling else benchmarking.markdown_page
         command = " ".join(["privdyn bench", *(["--scaling"] if scaling else []), *(names or []),
@@ -340,6 +355,8 @@ def bench_command(
 def _bench_line(outcome: Any) -> str:
     if outcome.status == "failed":
         return f"{outcome.name}: FAILED: {outcome.error}"
+    if outcome.status == "skipped":
+        return f"{outcome.name}: skipped: {outcome.reason}"
     if hasattr(outcome, "time_exponent"):  # a scaling study
         points = ", ".join(f"{size:,}: {t * 1e3:.3g} ms / {peak / 2**20:.3g} MiB"
                            for size, t, peak in zip(outcome.sizes, outcome.median_s, outcome.peak_bytes, strict=True))
@@ -356,6 +373,7 @@ def _bench_line(outcome: Any) -> str:
             f"(per-repetition ratio {low:.3g}x to {high:.3g}x){target}{'' if r.note is None else '; ' + r.note}")
 
 app.command("plan")(plan_command)
+app.command("account")(account_command)
 app.command("audit")(audit_command)
 
 

@@ -85,3 +85,76 @@ def test_langevin_and_hsgd_from_the_cli(capsys) -> None:
     assert doc["guarantee"] == "surrogate" and doc["epsilon"] is None
     assert doc["privacy_statement"]["is_dp_guarantee"] is False
     assert "NOT a differential-privacy guarantee" in doc["privacy_statement"]["text"]
+
+
+DPSGD = ["plan", "dpsgd", "--n", "1000", "--epsilon", "2", "--delta", "1e-5", "--sampler", "poisson",
+         "--neighboring", "add_remove", "--strategy", "independent"]
+MISSING_OPTION = ["plan", "dpsgd", "--n", "1000", "--batch-size", "10", "--epsilon", "2", "--delta", "1e-5"]
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["plan", "dpgd", "--n", "1000000000000", "--d", "3", "--label-noise", "1", "--epsilon", "1", "--delta", "1e-5"],
+     "--n 1000000000000 cannot fit in memory"),
+    (["plan", "dpgd", "--n", "100", "--d", "1000000000000", "--label-noise", "1", "--epsilon", "1", "--delta",
+      "1e-5"], "--d must be an integer from 1 to"),
+    ([*DPSGD[:-2], "--batch-size", "1", "--num-steps", "1000000000000"], "--num-steps must be an integer from 1 to"),
+    (MISSING_OPTION, "`privdyn plan dpsgd` needs --num-steps (or --epochs)"),
+    ([*MISSING_OPTION, "--num-steps", "5"], "`privdyn plan dpsgd` needs --sampler (poisson, fixed_size or shuffle)"),
+    (["plan", "hsgd", "--n", "150", "--d", "100", "--ridge", "0.1", "--renyi-order", "2"],
+     "needs --label-noise, --rdp-epsilon"),
+    ([*DPSGD, "--batch-size", "10", "--sampling-rate", "0.01", "--num-steps", "5"],
+     "give --batch-size or --sampling-rate, not both"),
+    ([*DPSGD, "--batch-size", "10", "--num-steps", "5", "--epochs", "1"], "give --num-steps or --epochs, not both"),
+    ([*DPSGD, "--sampling-rate", "0.0125", "--num-steps", "5"], "--sampling-rate x --n must be a whole batch size"),
+    ([*DPSGD, "--sampling-rate", "0", "--num-steps", "5"], "--sampling-rate must be in (0.0, 1.0]"),
+    ([*DPSGD, "--batch-size", "10", "--epochs", "0"], "--epochs must be > 0"),
+    (["plan", "dpgd", "--n", "100", "--d", "3", "--epochs", "2", "--label-noise", "1", "--epsilon", "1", "--delta",
+      "1e-5"], "--epochs does not apply to `privdyn plan dpgd`"),
+])
+def test_more_bad_input_exits_2_with_one_line(args, fragment, tmp_path, capsys) -> None:
+    out = tmp_path / "out"
+    assert main([*args, "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert captured.out == "" and len(lines) == 1 and fragment in lines[0], captured.err
+    assert "keyword-only" not in captured.err and "MemoryError" not in captured.err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("family", ["dpgd", "langevin", "hsgd", "dpsgd"])
+def test_the_options_an_error_offers_all_exist(family, capsys) -> None:
+    import typer
+
+    from privdyn.cli import app
+
+    command = typer.main.get_command(app).commands["plan"]  # type: ignore[attr-defined]
+    real = {opt for param in command.params for opt in getattr(param, "opts", ())}
+    bad = "--lipschitz" if family != "langevin" else "--ridge"
+    assert main(["plan", family, bad, "1"]) == 2
+    err = capsys.readouterr().err
+    offered = err.split("its options are ", 1)[1].rstrip(".\n").split(", ")
+    assert offered and set(offered) <= real, set(offered) - real
+    assert "--rng" not in offered
+
+
+def test_epochs_and_sampling_rate_give_the_sizes(capsys) -> None:
+    assert main([*DPSGD, "--sampling-rate", "0.01", "--epochs", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["inputs"]["batch_size"] == 10 and doc["inputs"]["num_steps"] == 200
+    assert main([*DPSGD, "--batch-size", "10", "--num-steps", "200", "--json"]) == 0
+    same = json.loads(capsys.readouterr().out)
+    assert same["noise_multiplier"] == doc["noise_multiplier"]
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("a,b,y\n1,2,3\n4,nan,5\n6,7,8\n", "got nan in column 1 ('b'), row 2 (line 3 of the file)"),
+    ("a,b,y\n1,2,3\n4,x,5\n6,7,8\n", "got 'x' in column 1 ('b'), row 2 (line 3 of the file)"),
+    ("1,2,3\n4,5,6\n7,8,inf\n", "got inf in column 2, row 3 (line 3 of the file)"),
+    ("a,b,y\n1,2,3\n\n4,5\n6,7,8\n", "row 2 (line 4 of the file) has 2 values; every row must have 3"),
+])
+def test_csv_errors_name_the_row_and_the_column(text, fragment, tmp_path, capsys) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text(text)
+    assert main(["plan", "dpgd", "--data", str(path), "--public-stats", "--epsilon", "1", "--delta", "1e-5"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and fragment in err, err

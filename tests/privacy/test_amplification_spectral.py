@@ -197,6 +197,32 @@ def test_spectral_calibration_is_the_rescaled_lambda0_calibration():
     assert _pld_epsilon(q, kappa / a / 1.003, steps, delta) > eps * (1 - 2e-3)
 
 
+def test_spectral_calibrations_share_tau_and_meet_the_target_whatever_the_order():
+    # at rates below CONDITIONAL_FROM_RATE the bound's calibration is a * tau, tau shared (cached) between strategies:
+    # each kappa meets the target as the bound computes it, kappa / (1 + rtol) does not, and the order of the calls
+    # does not change a result (the tau search starts from a guess that depends on the sizes and budget only)
+    q, steps, eps, delta, rtol = 0.05, 60, 1.5, 1e-5, 1e-2
+    strategies = [LambdaCGD(0.2), BandedInverse([1.0, -0.4, 0.1])]
+
+    def calibrate(strategy):
+        return float(amplified_noise_multiplier(strategy, epsilon=eps, delta=delta, sampling_prob=q, num_steps=steps,
+                                                sampler="poisson", rtol=rtol))
+
+    acc._subsampled_gaussian_calibration.cache_clear()
+    forward = [calibrate(s) for s in strategies]
+    acc._subsampled_gaussian_calibration.cache_clear()
+    backward = [calibrate(s) for s in reversed(strategies)][::-1]
+    assert forward == backward
+    assert acc._subsampled_gaussian_calibration.cache_info().misses == 1
+    for strategy, kappa in zip(strategies, forward, strict=True):
+        assert float(amplified_epsilon(strategy, noise_multiplier=kappa, sampling_prob=q, num_steps=steps,
+                                       delta=delta, sampler="poisson",
+                                       settings=BoundSettings(value_discretization_interval=1e-3))) <= eps
+        assert float(amplified_epsilon(strategy, noise_multiplier=kappa / (1 + 1.5 * rtol), sampling_prob=q,
+                                       num_steps=steps, delta=delta, sampler="poisson",
+                                       settings=BoundSettings(value_discretization_interval=1e-3))) > eps
+
+
 def test_unknown_method_is_refused():
     with pytest.raises(ValueError, match="method"):
         amplified_epsilon(LambdaCGD(0.5), noise_multiplier=1.0, sampling_prob=0.1, num_steps=10, delta=1e-5,

@@ -51,17 +51,21 @@ def audit_command(
     = 1.0 - 1e-6,
     executor: Annotated[str, typer.Option("--executor", help="Where mechanisms run: serial, local, dask-local or "
                                                              "tcp://HOST:PORT.")] = "serial",
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress display (it is drawn on stderr only when "
+                                                        "stdout and stderr are terminals).")] = False,
 ) -> None:
     """Audit privdyn's accountants: reported epsilon against a lower bound measured on a canary pair."""
     _validate(name, runs, seed, confidence)
+    from privdyn._progress import display, report
     from privdyn.audit.table import audit, available_mechanisms
     from privdyn.experiments.config import ConfigError
     from privdyn.experiments.runner import open_executor
 
     names = [name] if name else (list(available_mechanisms()) if all_rows else None)
     try:
-        with open_executor(executor) as pool:
-            rows = audit(names, runs=runs, confidence=confidence, seed=seed, executor=pool)
+        with open_executor(executor) as pool, display("audit", quiet=quiet) as bars:
+            rows = audit(names, runs=runs, confidence=confidence, seed=seed, executor=pool,
+                         progress=None if bars is None else lambda done, total: report("mechanisms", done, total))
     except ConfigError as exc:
         raise AuditUsageError(str(exc)) from None
     if name is None:  # rows that need an extra not installed here

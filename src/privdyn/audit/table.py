@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -111,7 +111,7 @@ class AuditExperiment(Experiment[AuditConfig]):
 
 def audit(names: Sequence[str] | None = None, *, runs: int = DEFAULT_RUNS, confidence: float = DEFAULT_CONFIDENCE,
           seed: int = 0, executor: concurrent.futures.Executor | None = None,
-          cache_dir: Path | None = None) -> list[AuditRow]:
+          cache_dir: Path | None = None, progress: Callable[[int, int], None] | None = None) -> list[AuditRow]:
     """Audit the named mechanisms (by default all that can run here); one :class:`AuditRow` each, in the order asked.
 
     Args:
@@ -122,6 +122,7 @@ def audit(names: Sequence[str] | None = None, *, runs: int = DEFAULT_RUNS, confi
         seed: the run seed (>= 0): the same seed gives the same table.
         executor: where units run (default: this process).
         cache_dir: if given, each mechanism's row is cached there (keyed like an experiment's units).
+        progress: called with (rows done, rows in all) as rows finish (the CLI's progress display).
 
     Raises:
         ValueError: an unknown mechanism, one whose extra is not installed, or runs or confidence out of range
@@ -136,5 +137,5 @@ def audit(names: Sequence[str] | None = None, *, runs: int = DEFAULT_RUNS, confi
                          confidence=confidence)
     experiment = AuditExperiment()
     cache = UnitCache(cache_dir, experiment=experiment.name, seed=seed, quick=False) if cache_dir else None
-    outputs = compute_units(experiment, config, seed=seed, executor=executor, cache=cache)
+    outputs = compute_units(experiment, config, seed=seed, executor=executor, cache=cache, progress=progress)
     return [AuditRow(**outputs[name]) for name in config.mechanisms]

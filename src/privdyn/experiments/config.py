@@ -185,7 +185,10 @@ def _coerce(key: str, annotation: Any, value: Any) -> Any:
 
 
 def parse_overrides(pairs: Iterable[str]) -> dict[str, Any]:
-    """Parse ``KEY=VALUE`` strings into a mapping (VALUE as JSON when it parses, else the raw string)."""
+    """Parse ``KEY=VALUE`` strings into a mapping (VALUE as JSON when it parses, else the raw string).
+
+    A VALUE that opens a JSON list, object or string (``[``, ``{``, ``"``) but does not parse is an error (it would
+    otherwise be taken as a string and reported as a wrong type)."""
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
@@ -196,7 +199,10 @@ def parse_overrides(pairs: Iterable[str]) -> dict[str, Any]:
             raise ConfigError(f"--set key {key!r} given twice.")
         try:
             value = json.loads(raw)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError as exc:
+            if raw.strip()[:1] in ("[", "{", '"'):  # meant as JSON (a list, an object, a quoted string)
+                raise ConfigError(f"--set {key}: the value {raw.strip()!r} is malformed JSON ({exc.msg} at character "
+                                  f"{exc.pos}); write a list as [2, 8], an object as {{\"key\": 1}}.") from None
             value = raw
         if isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(f"{key} must be finite; got {raw!r}.")

@@ -9,6 +9,9 @@ One function per family, each returning a :class:`Plan` (``to_json()``, ``summar
   (Lin, Kolaczyk, Smith, Paquette, arXiv 2510.16687);
 * :func:`dpsgd` — DP-SGD with independent or correlated noise (Wang et al., arXiv 2605.12648).
 
+and the reverse direction, :func:`dpsgd_account`: the ε of a DP-SGD run already trained, by the allow-listed
+accountant, with its label and statement (``privdyn account``).
+
 ``privdyn.plan.dpgd`` is the planning function; each family's implementation and plan type live in a private
 module (``privdyn.plan._dpgd`` holds ``DPGDPlan``, ``privdyn.plan._dpsgd`` holds ``DPSGDPlan``, ...). The family
 modules load on first use, so ``import privdyn.plan`` imports neither SciPy's optimizers nor matplotlib.
@@ -20,6 +23,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from privdyn.plan._account import DPSGDAccount, dpsgd_account
     from privdyn.plan._dpgd import dpgd as dpgd
     from privdyn.plan._dpsgd import dpsgd as dpsgd
     from privdyn.plan._hsgd import hsgd as hsgd
@@ -27,7 +31,7 @@ if TYPE_CHECKING:
     from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
 
 __all__ = ["Plan", "Alternative", "ParetoFront", "Verification", "FAMILIES", "dpgd", "langevin", "hsgd", "dpsgd",
-           "plan"]
+           "plan", "dpsgd_account", "DPSGDAccount"]
 
 FAMILIES = ("dpgd", "langevin", "hsgd", "dpsgd")
 """The families privdyn can plan; ``privdyn.plan.<family>`` is each one's planning function."""
@@ -39,6 +43,8 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(f"{__name__}._{name}"), name)
     if name in _TYPES:
         return getattr(importlib.import_module(f"{__name__}._plan"), name)
+    if name in ("dpsgd_account", "DPSGDAccount"):
+        return getattr(importlib.import_module(f"{__name__}._account"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -31,6 +31,66 @@ _RENAMED = {"schedule": "schedules", "strategy": "strategies"}
 _CLI_NAME = {v: k for k, v in _RENAMED.items()}
 
 
+def _flag(keyword: str) -> str:
+    return "--" + _CLI_NAME.get(keyword, keyword).replace("_", "-")
+
+
+def _dpsgd_sizes(kwargs: dict[str, Any], sampling_rate: float | None, epochs: float | None) -> None:
+    """--sampling-rate and --epochs, the alternatives to --batch-size and --num-steps, into the planner's sizes."""
+    if sampling_rate is None and epochs is None:
+        return
+    from privdyn.plan._account import resolve_sizes
+    from privdyn.plan._account_cli import OPTION_NAMES
+
+    if kwargs.get("n") is None:
+        raise PlanUsageError(f"{'--sampling-rate' if sampling_rate is not None else '--epochs'} needs --n (the "
+                             "number of training examples).")
+    try:
+        _, batch, steps, _ = resolve_sizes(n=kwargs["n"], batch_size=kwargs.get("batch_size"),
+                                           sampling_prob=sampling_rate, num_steps=kwargs.get("num_steps"),
+                                           epochs=epochs, sampler=kwargs.get("sampler"), names=OPTION_NAMES)
+    except ValueError as exc:
+        raise PlanUsageError(" ".join(str(exc).split())) from None
+    kwargs.update(batch_size=batch, num_steps=steps)
+
+
+BYTES_PER_STEP = 256
+"""Memory a plan holds per entry of its per-step (or per-dimension) arrays, rounded up from a measurement: a
+one-pass dpgd plan (n steps) peaked at about 40 bytes per step for the table and 190 with ``--json`` (n = 3·10^7)."""
+_STEP_SIZES = {"dpgd": (("n", "one pass: a step per example"), ("d", "a value per dimension")),
+               "hsgd": (("n", "one pass: a step per example"), ("d", "a value per dimension")),
+               "dpsgd": (("num_steps", "the noise of every step"),)}
+
+
+def _physical_memory() -> int | None:
+    """Bytes of physical memory of this machine, or None where the system does not say."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_memory(family: str, kwargs: dict[str, Any]) -> None:
+    """Refuse, before anything is allocated, a size whose per-step (per-dimension) arrays cannot fit in memory.
+
+    A necessary condition only: a size under the limit may still be slow or need more (e.g. a d x d matrix).
+    """
+    memory = _physical_memory()
+    if memory is None:
+        return
+    limit = memory // BYTES_PER_STEP
+    for key, why in _STEP_SIZES.get(family, ()):
+        value = kwargs.get(key)
+        if isinstance(value, int) and value > limit:
+            option = _flag(key)
+            raise PlanUsageError(
+                f"{option} {value} cannot fit in memory: a {family} plan keeps arrays ({why}) of about "
+                f"{BYTES_PER_STEP} bytes an entry, {value * BYTES_PER_STEP / 2**30:.3g} GiB, more than this "
+                f"machine's {memory / 2**30:.3g} GiB; {option} must be an integer from 1 to {limit}.")
+
+
 def plan_command(
     family: Annotated[str, typer.Argument(help="dpgd, langevin, hsgd or dpsgd.")],
     n: Annotated[int | None, _Opt("--n", help="Number of training examples.")] = None,
@@ -63,6 +123,10 @@ def plan_command(
     renyi_order: Annotated[float | None, _Opt("--renyi-order", help="hsgd: Renyi order alpha > 1.")] = None,
     rdp_epsilon: Annotated[float | None, _Opt("--rdp-epsilon", help="hsgd: target Renyi epsilon.")] = None,
     batch_size: Annotated[int | None, _Opt("--batch-size", help="dpsgd: batch size.")] = None,
+    sampling_rate: Annotated[float | None, _Opt("--sampling-rate", help="dpsgd: batch_size / n in (0, 1], "
+                                                "instead of --batch-size (with --n).")] = None,
+    epochs: Annotated[float | None, _Opt("--epochs", help="dpsgd: epochs instead of --num-steps (epochs x n / "
+                                         "batch_size steps, rounded up).")] = None,
     sampler: Annotated[str | None, _Opt("--sampler", help="dpsgd: poisson, fixed_size or shuffle.")] = None,
     neighboring: Annotated[str | None, _Opt("--neighboring", help="dpsgd: add_remove, replace_one or "
                                                                   "zero_out.")] = None,
@@ -78,6 +142,8 @@ def plan_command(
     seed: Annotated[int, _Opt("--seed", help="Seed of --verify.")] = 0,
     pareto: Annotated[int | None, _Opt("--pareto", help="Points of the Pareto front (default 7 with --out).")]
     = None,
+    quiet: Annotated[bool, _Opt("--quiet", help="No progress display (it is drawn on stderr only when stdout and "
+                                               "stderr are terminals).")] = False,
 ) -> None:
     """Plan a private training run: hyper-parameters, predicted utility, privacy statement."""
     import warnings
@@ -104,18 +170,39 @@ def plan_command(
         raise PlanUsageError(f"--out must be a directory; {str(out)!r} is a file.")
     function = getattr(planner, family)
     accepted = inspect.signature(function).parameters
+    alternatives = {"sampling_rate": sampling_rate, "epochs": epochs}
+    # the options of this family: its keywords that the command has an option for (never a keyword it has not)
+    offered = [_CLI_NAME.get(k, k) for k in accepted if _CLI_NAME.get(k, k) in options]
+    if family == "dpsgd":
+        offered += list(alternatives)
     kwargs: dict[str, Any] = {}
-    for name, given in options.items():
+    for name, given in {**options, **alternatives}.items():
         value: Any = given
         if value is None or value is False or value == []:
             continue
-        keyword = _RENAMED.get(name, name)
-        if keyword not in accepted:
+        if name not in offered:
             raise PlanUsageError(f"--{name.replace('_', '-')} does not apply to `privdyn plan {family}`; its options "
-                                 f"are {', '.join('--' + _CLI_NAME.get(k, k).replace('_', '-') for k in accepted)}.")
-        kwargs[keyword] = str(value) if isinstance(value, Path) else value
+                                 f"are {', '.join('--' + k.replace('_', '-') for k in offered)}.")
+        if name not in alternatives:
+            kwargs[_RENAMED.get(name, name)] = str(value) if isinstance(value, Path) else value
+    if family == "dpsgd":
+        _dpsgd_sizes(kwargs, sampling_rate, epochs)
+    _check_memory(family, kwargs)
+    missing = [k for k, p in accepted.items() if p.default is inspect.Parameter.empty and k not in kwargs
+               and p.kind is not inspect.Parameter.VAR_KEYWORD]
+    if missing:
+        flags = [_flag(k) + {"num_steps": " (or --epochs)", "batch_size": " (or --sampling-rate)"}.get(k, "")
+                 if family == "dpsgd" else _flag(k) for k in missing]
+        raise PlanUsageError(f"`privdyn plan {family}` needs {', '.join(flags)}; see `privdyn plan --help`.")
+    if family == "dpsgd":  # required by the planner, never assumed (they default to None only to say so)
+        for key, choices in (("sampler", "poisson, fixed_size or shuffle"),
+                             ("neighboring", "add_remove, replace_one or zero_out")):
+            if kwargs.get(key) is None:
+                raise PlanUsageError(f"`privdyn plan dpsgd` needs --{key} ({choices}); privdyn never assumes one.")
+    from privdyn._progress import display
+
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), display(f"plan {family}", quiet=quiet):
             warnings.simplefilter("ignore")  # the plan's notes carry what the user must know
             result = function(**kwargs)
             num_points = pareto if pareto is not None else (7 if out is not None else None)

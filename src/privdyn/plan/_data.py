@@ -33,20 +33,27 @@ from privdyn.privacy.labels import NeighboringRelation
 
 __all__ = ["Release", "load_data", "dpgd_model_from_data", "release_statistics"]
 
-def _numeric(path: Path, rows: list[list[str]], names: list[str] | None) -> np.ndarray:
-    try:
-        return np.array([[float(v) for v in row] for row in rows], dtype=float)
-    except ValueError:
-        for i, row in enumerate(rows):
-            for j, v in enumerate(row):
-                try:
-                    float(v)
-                except ValueError:
-                    column = f"column {j}" + (f" ({names[j]!r})" if names and j < len(names) else "")
-                    raise ValueError(f"data file {str(path)!r} holds non-numeric values: every column, the label "
-                                     f"column included, must be a number; got {v!r} in {column}, row "
-                                     f"{i + 1}.") from None
-        raise
+def _where(row: int, column: int, names: list[str] | None, lines: list[int] | None) -> str:
+    """``column j ('name'), row i (line k of the file)``: where a cell is, counted from 0 (columns) and 1 (rows)."""
+    where = f"column {column}" + (f" ({names[column]!r})" if names and column < len(names) else "")
+    return f"{where}, row {row + 1}" + (f" (line {lines[row]} of the file)" if lines is not None else "")
+
+
+def _numeric(path: Path, rows: list[list[str]], names: list[str] | None, lines: list[int]) -> np.ndarray:
+    width = len(names) if names is not None else len(rows[0]) if rows else 0
+    for i, row in enumerate(rows):
+        if len(row) != width:
+            raise ValueError(f"data file {str(path)!r}: row {i + 1} (line {lines[i]} of the file) has {len(row)} "
+                             f"values; every row must have {width}, as the {'header' if names else 'first row'} "
+                             "has.")
+        for j, v in enumerate(row):
+            try:
+                float(v)
+            except ValueError:
+                raise ValueError(f"data file {str(path)!r} holds non-numeric values: every column, the label "
+                                 f"column included, must be a number; got {v!r} in "
+                                 f"{_where(i, j, names, lines)}.") from None
+    return np.array([[float(v) for v in row] for row in rows], dtype=float).reshape(len(rows), width)
 
 
 def load_data(path: str | Path, label_column: str | int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -58,6 +65,7 @@ def load_data(path: str | Path, label_column: str | int | None = None) -> tuple[
     if not p.is_file():
         raise ValueError(f"data must be a readable file; got data={str(p)!r} (no such file).")
     names: list[str] | None = None
+    lines: list[int] | None = None  # line of the file of each row (CSV)
     try:
         if p.suffix == ".npy":
             table = np.asarray(np.load(p, allow_pickle=False))
@@ -66,14 +74,16 @@ def load_data(path: str | Path, label_column: str | int | None = None) -> tuple[
             table = table.astype(float)
         elif p.suffix == ".csv":
             with p.open(newline="", encoding="utf-8") as handle:
-                rows = [row for row in csv.reader(handle) if row]
-            if not rows:
+                reader = csv.reader(handle)
+                numbered = [(reader.line_num, row) for row in reader if row]
+            if not numbered:
                 raise ValueError(f"data file {str(p)!r} is empty.")
             try:
-                [float(v) for v in rows[0]]
+                [float(v) for v in numbered[0][1]]
             except ValueError:
-                names, rows = [v.strip() for v in rows[0]], rows[1:]
-            table = _numeric(p, rows, names)
+                names, numbered = [v.strip() for v in numbered[0][1]], numbered[1:]
+            lines = [line for line, _ in numbered]
+            table = _numeric(p, [row for _, row in numbered], names, lines)
         elif p.suffix == ".parquet":
             try:
                 import pyarrow.parquet as pq  # type: ignore[import-not-found]
@@ -91,7 +101,9 @@ def load_data(path: str | Path, label_column: str | int | None = None) -> tuple[
         raise ValueError(f"data must be a table with at least 2 rows and 2 columns (features and a label); got "
                          f"shape {table.shape} in {str(p)!r}.")
     if not np.all(np.isfinite(table)):
-        raise ValueError(f"data file {str(p)!r} holds non-finite values (nan or inf).")
+        i, j = (int(k) for k in np.argwhere(~np.isfinite(table))[0])
+        raise ValueError(f"data file {str(p)!r} holds non-finite values (nan or inf): every cell must be a finite "
+                         f"number; got {float(table[i, j])!r} in {_where(i, j, names, lines)}.")
     if label_column is None:
         index = table.shape[1] - 1
     elif isinstance(label_column, str) and not label_column.lstrip("-").isdigit():

@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from privdyn import _check
+from privdyn._progress import report
 from privdyn.plan._budget import PlanningShare, PrivacyStatement, _check_delta
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification, json_ready
 from privdyn.privacy import accounting, correlated
@@ -338,41 +339,51 @@ class DPSGDPlan(Plan):
 
 def _statement(best: _Ranked, s: _Sizes, epsilon: float, delta: float) -> PrivacyStatement:
     """The privacy statement of the chosen strategy: ε recomputed by the same accountant at the calibrated κ."""
+    return run_statement(best.strategy, best.row, best.noise_multiplier, s, delta,
+                         {"epsilon_target": epsilon, "calibration": best.calibration_source})
+
+
+def run_statement(strategy: correlated.Strategy, row: accounting.AllowListRow, noise_multiplier: float, s: _Sizes,
+                  delta: float, cross_checks: dict[str, Any], sizes_text: str | None = None) -> PrivacyStatement:
+    """The privacy statement of DP-SGD run with ``strategy`` at κ = ``noise_multiplier``: ε by the row's accountant.
+
+    ``sizes_text`` replaces the default description of the batches (``batch_size = B of n = N``), e.g. for a
+    Poisson rate given without a dataset size.
+    """
     from privdyn.privacy import correlated_calibration
 
-    loss = accounting.dpsgd_epsilon(best.strategy, noise_multiplier=best.noise_multiplier, n=s.n,
+    loss = accounting.dpsgd_epsilon(strategy, noise_multiplier=noise_multiplier, n=s.n,
                                     batch_size=s.batch_size, num_steps=s.num_steps, delta=delta, sampler=s.sampler,
                                     neighboring=s.neighboring)
     rdp_curve = None
     conversion = None
-    if best.row.accountant == "dp_accounting_rdp":  # the row's accountant is an RDP curve: publish it
+    if row.accountant == "dp_accounting_rdp":  # the row's accountant is an RDP curve: publish it
         orders = np.array([1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0])
         curve = correlated_calibration.rdp_dp_accounting(
-            best.noise_multiplier, n=s.n, batch_size=s.batch_size, num_steps=s.num_steps, renyi_orders=orders,
+            noise_multiplier, n=s.n, batch_size=s.batch_size, num_steps=s.num_steps, renyi_orders=orders,
             sampler=s.sampler, neighboring=s.neighboring)
         rdp_curve = {"renyi_orders": orders.tolist(), "rdp_epsilons": np.asarray(curve.value).tolist()}
         conversion = "RDP -> (epsilon, delta) by Balle et al. 2020 (arXiv 1905.09982, Theorem 21)"
-    elif best.row.accountant.endswith("_pld"):
+    elif row.accountant.endswith("_pld"):
         conversion = "privacy-loss distribution, pessimistic discretization (no RDP curve)"
-    elif _is_slow(best.row):
+    elif _is_slow(row):
         conversion = ("privacy-loss distributions of the amplified bound, composed conditionally (no RDP curve)"
                       if "Theorem F.12" not in loss.source else "a closed-form (epsilon, delta) bound (no RDP curve)")
+    batches = sizes_text or f"batch_size = {s.batch_size} of n = {s.n}"
     assumptions = [
-        f"every step draws a batch by {s.sampler} sampling (batch_size = {s.batch_size} of n = {s.n}), "
-        f"{s.num_steps} steps",
+        f"every step draws a batch by {s.sampler} sampling ({batches}), {s.num_steps} steps",
         f"per-example gradients clipped to L2 norm clip = {s.clip:g} and summed; noise "
         f"noise_multiplier * clip * (C^-1 Z)_t added to the sum at step t",
         "the noise strategy, sizes and hyper-parameters do not depend on the private data",
     ]
-    if best.row.conditions:
-        assumptions.append(f"the accountant's conditions hold: {best.row.conditions}")
+    if row.conditions:
+        assumptions.append(f"the accountant's conditions hold: {row.conditions}")
     return PrivacyStatement(
         unit="one example (a record of the training set)", neighboring=s.neighboring, sampler=s.sampler,
-        released="every noisy gradient sum, hence every iterate", accountant=f"{best.row.describe()}; {loss.source}",
-        guarantee=best.row.guarantee, planning=PlanningShare(), epsilon=float(loss.value), delta=delta, zcdp=None,
+        released="every noisy gradient sum, hence every iterate", accountant=f"{row.describe()}; {loss.source}",
+        guarantee=row.guarantee, planning=PlanningShare(), epsilon=float(loss.value), delta=delta, zcdp=None,
         training_zcdp=None, rdp_curve=rdp_curve, conversion=conversion, assumptions=tuple(assumptions),
-        cross_checks={"epsilon_target": epsilon, "calibration": best.calibration_source},
-        extra={"noise_multiplier": best.noise_multiplier})
+        cross_checks=cross_checks, extra={"noise_multiplier": noise_multiplier})
 
 
 def _required(name: str, value: Any, choices: Sequence[str], meaning: str) -> None:
@@ -441,7 +452,8 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
     ranked: list[_Ranked] = []
     refused: list[tuple[str, str]] = []
     first_refusal: accounting.NotAccountableError | None = None
-    for strategy in parsed:
+    for index, strategy in enumerate(parsed):
+        report(f"calibrating {strategy_spec(strategy)}", index, len(parsed))
         try:
             ranked.append(_calibrate(strategy, float(epsilon), s, float(rtol), float(ranking_rtol), cache))
         except accounting.NotAccountableError as exc:
@@ -453,6 +465,7 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
         assert first_refusal is not None
         raise accounting.NotAccountableError(_one_line(first_refusal)) from None
     ranked.sort(key=lambda r: r.mse)
+    report("calibrating the chosen strategy at rtol", len(parsed), len(parsed))
     if ranked[0].calibration_rtol > rtol:  # the chosen strategy at the user's tolerance
         ranked[0] = _calibrate(ranked[0].strategy, float(epsilon), s, float(rtol), float(rtol), cache)
     best = ranked[0]
@@ -501,6 +514,7 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
     b = _prefix_coefficients(best.strategy, s.num_steps)
     row_norms = (best.noise_multiplier * s.clip) ** 2 * np.cumsum(b * b)
     shown = np.unique(np.geomspace(1, s.num_steps, min(s.num_steps, 200)).round().astype(int))
+    report("privacy statement", len(parsed), len(parsed))
     statement = _statement(best, s, float(epsilon), dlt)
     return DPSGDPlan(
         family="dpsgd",

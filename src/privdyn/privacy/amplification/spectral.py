@@ -54,7 +54,8 @@ import numpy as np
 
 from privdyn.privacy.amplification.pair import DominatingPair
 
-__all__ = ["MAX_CERTIFIED_STEPS", "operator_norm_bound", "spectral_noise_multiplier", "spectral_pld"]
+__all__ = ["MAX_CERTIFIED_STEPS", "operator_norm_bound", "spectral_noise_multiplier", "spectral_pld",
+           "subsampled_gaussian_pld"]
 
 MAX_CERTIFIED_STEPS = 8192
 """Largest horizon whose ``||A||_2`` is certified by Collatz-Wielandt; above it the cap ``sum_k c_k`` is used."""
@@ -122,14 +123,22 @@ def spectral_noise_multiplier(pair: DominatingPair) -> float:
     return pair.noise_multiplier / operator_norm_bound(pair.coefficients)
 
 
-def spectral_pld(pair: DominatingPair, value_discretization_interval: float) -> Any:
-    """dp-accounting's PLD (remove and add) of ``T`` compositions of the Poisson-subsampled Gaussian at ``tau``."""
+def subsampled_gaussian_pld(tau: float, sampling_prob: float, num_steps: int,
+                            value_discretization_interval: float) -> Any:
+    """dp-accounting's PLD (remove and add, pessimistic) of ``T`` compositions of the Poisson-subsampled Gaussian
+    with sensitivity 1 and noise multiplier ``tau``."""
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
-    pld = pld_lib.from_gaussian_mechanism(standard_deviation=spectral_noise_multiplier(pair), sensitivity=1.0,
-                                          sampling_prob=pair.sampling_prob, pessimistic_estimate=True,
+    pld = pld_lib.from_gaussian_mechanism(standard_deviation=tau, sensitivity=1.0, sampling_prob=sampling_prob,
+                                          pessimistic_estimate=True,
                                           value_discretization_interval=value_discretization_interval)
-    return pld.self_compose(pair.num_steps)
+    return pld.self_compose(num_steps)
+
+
+def spectral_pld(pair: DominatingPair, value_discretization_interval: float) -> Any:
+    """dp-accounting's PLD (remove and add) of ``T`` compositions of the Poisson-subsampled Gaussian at ``tau``."""
+    return subsampled_gaussian_pld(spectral_noise_multiplier(pair), pair.sampling_prob, pair.num_steps,
+                                   value_discretization_interval)
 
 
 def spectral_epsilon(pair: DominatingPair, delta: float, value_discretization_interval: float) -> float:
