@@ -3,7 +3,8 @@
 An optional extra (``pip install "privdyn[torch]"``); ``import privdyn`` never imports this package. Contents:
 
 * :func:`noise_stream` / :class:`TorchNoiseStream`: every privdyn noise strategy streamed into tensors on the
-  parameters' device, from privdyn's counter-based source (the same noise as the NumPy streams of
+  parameters' device, from :class:`DeviceNormals` (keyed counter-based normals computed on that device, the
+  default), from privdyn's NumPy counter-based source (the same noise as the NumPy streams of
   :mod:`privdyn.privacy.correlated`) or from a :class:`torch.Generator`; checkpoint and resume; :func:`secure_source`
   draws the key from OS entropy.
 * :class:`PrivateOptimizer`: per-example gradients, per-example clipping and correlated noise around any torch
@@ -33,6 +34,7 @@ def _require_torch() -> None:
 _require_torch()
 
 from privdyn.torch.accountant import DPSGDAccountant  # noqa: E402
+from privdyn.torch.device_normals import DeviceNormals, device_normals  # noqa: E402
 from privdyn.torch.kan import KAN  # noqa: E402
 from privdyn.torch.noise import SecretStepNormals, TorchNoiseStream, noise_stream, secure_source  # noqa: E402
 from privdyn.torch.opacus_interop import DPOptimizer, PrivacyEngine  # noqa: E402
@@ -43,12 +45,14 @@ __all__ = [
     "BatchSampler",
     "DPOptimizer",
     "DPSGDAccountant",
+    "DeviceNormals",
     "KAN",
     "PrivacyEngine",
     "PrivateOptimizer",
     "SecretStepNormals",
     "TorchNoiseStream",
     "allow_empty_batches",
+    "device_normals",
     "noise_stream",
     "secure_source",
 ]

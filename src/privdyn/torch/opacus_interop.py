@@ -23,15 +23,12 @@ from privdyn import _check
 from privdyn.privacy.correlated import Strategy
 from privdyn.privacy.labels import PrivacyLoss
 from privdyn.torch.accountant import DPSGDAccountant, calibrate_noise_multiplier
-from privdyn.torch.noise import TorchNoiseStream, noise_stream, secure_source
+from privdyn.torch.noise import Source, TorchNoiseStream, noise_stream, secure_source
 from privdyn.torch.optimizer import flat_parameters, validate_private_args
 from privdyn.torch.sampler import BatchSampler, allow_empty_batches
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    from privdyn.privacy.correlated import StepNormals
-    from privdyn.rng import CounterStream
 
 try:
     from opacus import GradSampleModule
@@ -63,7 +60,7 @@ class DPOptimizer(_OpacusDPOptimizer if _OpacusDPOptimizer is not None else obje
 
     def __init__(self, optimizer: torch.optim.Optimizer, *, noise_multiplier: float, max_grad_norm: float,
                  expected_batch_size: int | None, strategy: Strategy,
-                 noise_source: StepNormals | CounterStream | torch.Generator | None = None,
+                 noise_source: Source | None = None,
                  num_steps: int | None = None, regenerate: bool = False, loss_reduction: str = "mean") -> None:
         _require_opacus()
         validate_private_args(clip=max_grad_norm, noise_multiplier=noise_multiplier,
@@ -137,7 +134,7 @@ class PrivacyEngine:
     """
 
     def __init__(self, *, strategy: Strategy, sampler: str = "fixed_size", neighboring: str = "zero_out",
-                 noise_source: StepNormals | CounterStream | torch.Generator | None = None,
+                 noise_source: Source | None = None,
                  sampling_generator: np.random.Generator | None = None,
                  regenerate: bool = False) -> None:
         _require_opacus()

@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib.util
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch import nn
@@ -34,11 +34,7 @@ from privdyn import _check
 from privdyn.privacy.correlated import Independent, Strategy
 from privdyn.privacy.labels import PrivacyLoss
 from privdyn.torch.accountant import DPSGDAccountant, calibrate_noise_multiplier
-from privdyn.torch.noise import TorchNoiseStream, noise_stream
-
-if TYPE_CHECKING:
-    from privdyn.privacy.correlated import StepNormals
-    from privdyn.rng import CounterStream
+from privdyn.torch.noise import Source, TorchNoiseStream, noise_stream, secure_source
 
 __all__ = ["PER_EXAMPLE", "PrivateOptimizer", "flat_parameters", "validate_private_args"]
 
@@ -195,9 +191,8 @@ class PrivateOptimizer:
 
         private = PrivateOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, loss_fn,
                                    clip=1.0, noise_multiplier=1.0, batch_size=B, strategy=LambdaCGD(0.5),
-                                   noise_source=secure_source(), n=n, sampler="fixed_size",
-                                   neighboring="zero_out", num_steps=T)
-        for x, y in loader:          # DataLoader(dataset, batch_sampler=BatchSampler(n, B, sampler="fixed_size", ...))
+                                   n=n, sampler="poisson", neighboring="add_remove", num_steps=T)
+        for x, y in loader:          # DataLoader(dataset, batch_sampler=BatchSampler(n, B, sampler="poisson", ...))
             private.step(x, y)
         private.privacy_spent(delta=1e-5)
 
@@ -210,8 +205,10 @@ class PrivateOptimizer:
         noise_multiplier: kappa >= 0: noise std ``clip * kappa`` on the sum of clipped gradients.
         batch_size: the (expected) batch size dividing the sum.
         strategy: the noise strategy (default :class:`~privdyn.privacy.correlated.Independent`).
-        noise_source: :class:`~privdyn.privacy.correlated.StepNormals`, :class:`~privdyn.rng.CounterStream`,
-            :func:`~privdyn.torch.secure_source` or a :class:`torch.Generator` (required when ``noise_multiplier > 0``).
+        noise_source: the normals: :func:`~privdyn.torch.secure_source` by default (device-native
+            :class:`~privdyn.torch.DeviceNormals` keyed from OS entropy); a seeded
+            :func:`~privdyn.torch.device_normals`, :class:`~privdyn.privacy.correlated.StepNormals`,
+            :class:`~privdyn.rng.CounterStream` or :class:`torch.Generator` for experiments.
         num_steps: the horizon (required by the square-root strategy and for a planned accounting).
         regenerate: regenerate past normals instead of buffering them (strategies that support it).
         per_example: one of :data:`PER_EXAMPLE`.
@@ -224,7 +221,7 @@ class PrivateOptimizer:
 
     def __init__(self, optimizer: torch.optim.Optimizer, module: nn.Module, loss_fn: LossFn | None = None, *,
                  clip: float, noise_multiplier: float, batch_size: int, strategy: Strategy | None = None,
-                 noise_source: StepNormals | CounterStream | torch.Generator | None = None,
+                 noise_source: Source | None = None,
                  num_steps: int | None = None, regenerate: bool = False,
                  per_example: str = "auto", n: int | None = None, sampler: str | None = None,
                  neighboring: str | None = None, delta: float | None = None) -> None:
@@ -250,9 +247,7 @@ class PrivateOptimizer:
             noise_multiplier=self.noise_multiplier, num_steps=self.num_steps, delta=delta)
         self.noise: TorchNoiseStream | None = None
         if self.noise_multiplier > 0:
-            if noise_source is None:
-                raise ValueError("noise_source must be given when noise_multiplier > 0 (secure_source() in "
-                                 "deployment).")
+            noise_source = secure_source() if noise_source is None else noise_source
             size = sum(p.numel() for p in self.params)
             self.noise = noise_stream(strategy, (size,), noise_source, num_steps=self.num_steps,
                                       regenerate=regenerate, scale=self.clip * self.noise_multiplier / self.batch_size,
