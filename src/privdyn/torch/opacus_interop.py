@@ -28,6 +28,7 @@ from privdyn import _check
 from privdyn.privacy.correlated import Independent, Strategy
 from privdyn.privacy.labels import PrivacyLoss
 from privdyn.torch.accountant import DPSGDAccountant, calibrate_noise_multiplier
+from privdyn.torch.distributed import broadcast_source, is_data_parallel, sum_across_ranks
 from privdyn.torch.noise import Source, TorchNoiseStream, noise_stream, secure_source
 from privdyn.torch.optimizer import flat_parameters, validate_private_args
 from privdyn.torch.sampler import BatchSampler, allow_empty_batches
@@ -69,12 +70,17 @@ class DPOptimizer(_OpacusDPOptimizer if _OpacusDPOptimizer is not None else obje
             :class:`~privdyn.privacy.correlated.StepNormals` or a torch.Generator for experiments).
         num_steps: the horizon of the noise (required by the square-root strategy); the optimizer refuses to go past.
         regenerate: regenerate past normals instead of buffering them.
+        distributed: data-parallel training (:mod:`privdyn.torch.distributed`): the clipped sums of all ranks are
+            summed (one all-reduce) and the same noise (rank 0's key) is added on every rank; ``expected_batch_size``
+            is then the expected batch size over all ranks.
+        process_group: the ranks (default: the default process group).
     """
 
     def __init__(self, optimizer: torch.optim.Optimizer, *, noise_multiplier: float, max_grad_norm: float,
                  expected_batch_size: int | None, strategy: Strategy,
                  noise_source: Source | None = None,
-                 num_steps: int | None = None, regenerate: bool = False, loss_reduction: str = "mean") -> None:
+                 num_steps: int | None = None, regenerate: bool = False, loss_reduction: str = "mean",
+                 distributed: bool = False, process_group: Any = None) -> None:
         _require_opacus()
         validate_private_args(clip=max_grad_norm, noise_multiplier=noise_multiplier,
                               batch_size=1 if expected_batch_size is None else expected_batch_size,
@@ -88,9 +94,12 @@ class DPOptimizer(_OpacusDPOptimizer if _OpacusDPOptimizer is not None else obje
         self.num_steps = None if num_steps is None else int(num_steps)
         self.steps = 0
         self.noise: TorchNoiseStream | None = None
+        self.distributed, self.process_group = bool(distributed), process_group
         if noise_multiplier > 0:
-            self.noise = noise_stream(strategy, (sum(p.numel() for p in params),),
-                                      secure_source() if noise_source is None else noise_source,
+            source = secure_source() if noise_source is None else noise_source
+            if self.distributed:
+                source = broadcast_source(source, process_group)
+            self.noise = noise_stream(strategy, (sum(p.numel() for p in params),), source,
                                       scale=float(noise_multiplier) * float(max_grad_norm), num_steps=self.num_steps,
                                       regenerate=regenerate, device=params[0].device, dtype=params[0].dtype)
 
@@ -100,15 +109,21 @@ class DPOptimizer(_OpacusDPOptimizer if _OpacusDPOptimizer is not None else obje
                         "or privdyn.torch.DPSGDAccountant.")
 
     def add_noise(self) -> None:
-        """``p.grad = p.summed_grad + clip * noise_multiplier * xi_t`` (the view of ``p`` in the flat noise)."""
+        """``p.grad = p.summed_grad + clip * noise_multiplier * xi_t`` (the view of ``p`` in the flat noise; the
+        summed gradient of all ranks when distributed)."""
         if self.num_steps is not None and self.steps >= self.num_steps:
             raise ValueError(f"the run has taken all num_steps={self.num_steps} steps.")
-        noise = self.noise.next() if self.noise is not None else None
-        offset = 0
         for p in self.params:
             if hasattr(p.summed_grad, "_processed"):
                 raise ValueError("Gradients have not been cleared since the last optimizer step: call "
                                  "optimizer.zero_grad() at every step.")
+        if self.distributed:  # the clipped sums of all ranks, summed once
+            for p, total in zip(self.params, sum_across_ranks([p.summed_grad for p in self.params],
+                                                              self.process_group), strict=True):
+                p.summed_grad = total
+        noise = self.noise.next() if self.noise is not None else None
+        offset = 0
+        for p in self.params:
             if noise is None:
                 p.grad = p.summed_grad.view_as(p).clone()
             else:
@@ -182,6 +197,10 @@ class PrivacyEngine:
         self.accountant = DPSGDAccountant(self.strategy, sampler=self.sampler, neighboring=self.neighboring, n=n,
                                           batch_size=batch_size, noise_multiplier=noise_multiplier,
                                           num_steps=horizon, delta=delta)
+        if is_data_parallel(module):
+            raise ValueError("make_private builds one process's data loader over the whole dataset: under "
+                             "DistributedDataParallel, build privdyn.torch.DPOptimizer(..., distributed=True) "
+                             "with a loader per rank that samples its shard (see docs/torch.md).")
         errors = ModuleValidator.validate(module, strict=False)
         if errors:
             raise ValueError(f"module has a layer with no per-example gradient rule: {errors[0]}")

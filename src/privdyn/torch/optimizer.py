@@ -34,6 +34,7 @@ from privdyn import _check
 from privdyn.privacy.correlated import Independent, Strategy
 from privdyn.privacy.labels import PrivacyLoss
 from privdyn.torch.accountant import DPSGDAccountant, calibrate_noise_multiplier
+from privdyn.torch.distributed import broadcast_source, is_data_parallel, sum_across_ranks, unwrap
 from privdyn.torch.noise import Source, TorchNoiseStream, noise_stream, secure_source
 
 __all__ = ["PER_EXAMPLE", "PrivateOptimizer", "flat_parameters", "validate_private_args"]
@@ -214,6 +215,11 @@ class PrivateOptimizer:
         per_example: one of :data:`PER_EXAMPLE`.
         n, sampler, neighboring: give all three to bind the run to privdyn's accountant (refused at construction if
             not on the allow-list); ``delta`` with ``num_steps`` also accounts the planned run up front.
+        distributed: data-parallel training (:mod:`privdyn.torch.distributed`): each rank clips its own examples,
+            the clipped sums are summed across ranks and the same noise (rank 0's key) is added on every rank;
+            ``batch_size`` and ``n`` are then those of all ranks together. Default: whether ``module`` is wrapped in
+            :class:`~torch.nn.parallel.DistributedDataParallel`.
+        process_group: the ranks (default: the default process group).
     """
 
     calibration: PrivacyLoss
@@ -224,9 +230,13 @@ class PrivateOptimizer:
                  noise_source: Source | None = None,
                  num_steps: int | None = None, regenerate: bool = False,
                  per_example: str = "auto", n: int | None = None, sampler: str | None = None,
-                 neighboring: str | None = None, delta: float | None = None) -> None:
+                 neighboring: str | None = None, delta: float | None = None, distributed: bool | None = None,
+                 process_group: Any = None) -> None:
         if not isinstance(module, nn.Module):
             raise TypeError(f"module must be a torch.nn.Module; got {type(module).__name__}.")
+        self.distributed = is_data_parallel(module) if distributed is None else bool(distributed)
+        self.process_group = process_group
+        module = unwrap(module)
         validate_private_args(clip=clip, noise_multiplier=noise_multiplier, batch_size=batch_size, n=n,
                               num_steps=num_steps)
         _check.one_of(PER_EXAMPLE, per_example=per_example)
@@ -248,6 +258,8 @@ class PrivateOptimizer:
         self.noise: TorchNoiseStream | None = None
         if self.noise_multiplier > 0:
             noise_source = secure_source() if noise_source is None else noise_source
+            if self.distributed:
+                noise_source = broadcast_source(noise_source, process_group)
             size = sum(p.numel() for p in self.params)
             self.noise = noise_stream(strategy, (size,), noise_source, num_steps=self.num_steps,
                                       regenerate=regenerate, scale=self.clip * self.noise_multiplier / self.batch_size,
@@ -303,6 +315,8 @@ class PrivateOptimizer:
             losses, sums = self.engine.clipped_sum(x, y, self.clip)
         else:
             losses, sums = x.new_zeros((0,)), [torch.zeros_like(p) for p in self.params]
+        if self.distributed:
+            sums = sum_across_ranks(sums, self.process_group)
         noise = self.noise.next().view(-1) if self.noise is not None else None
         offset = 0
         for p, total in zip(self.params, sums, strict=True):
