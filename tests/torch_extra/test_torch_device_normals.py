@@ -10,7 +10,7 @@ import torch  # noqa: E402
 
 from privdyn.rng import philox4x32  # noqa: E402
 from privdyn.torch import DeviceNormals, device_normals, noise_stream, secure_source  # noqa: E402
-from privdyn.torch.device_normals import _fill_pairs, _philox_words  # noqa: E402
+from privdyn.torch.device_source import _fill_pairs, _philox_words  # noqa: E402
 
 Z = 5.0  # the tests' z (every check holds at any key)
 

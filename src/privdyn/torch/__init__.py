@@ -34,7 +34,7 @@ def _require_torch() -> None:
 _require_torch()
 
 from privdyn.torch.accountant import DPSGDAccountant  # noqa: E402
-from privdyn.torch.device_normals import DeviceNormals, device_normals  # noqa: E402
+from privdyn.torch.device_source import DeviceNormals, device_normals  # noqa: E402
 from privdyn.torch.kan import KAN  # noqa: E402
 from privdyn.torch.noise import SecretStepNormals, TorchNoiseStream, noise_stream, secure_source  # noqa: E402
 from privdyn.torch.opacus_interop import DPOptimizer, PrivacyEngine  # noqa: E402

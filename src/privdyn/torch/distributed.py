@@ -21,7 +21,7 @@ import torch
 import torch.distributed as dist
 
 from privdyn.rng import StepNormals
-from privdyn.torch.device_normals import DeviceNormals
+from privdyn.torch.device_source import DeviceNormals
 from privdyn.torch.noise import SecretStepNormals, Source
 
 __all__ = ["broadcast_source", "is_data_parallel", "sum_across_ranks", "unwrap"]

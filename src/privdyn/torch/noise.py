@@ -16,7 +16,7 @@ performed with tensor operations on the parameters' device and dtype:
 Three sources of the normals ``Z_t``:
 
 * :class:`~privdyn.torch.DeviceNormals` (the default: :func:`secure_source`): keyed counter-based normals computed on
-  the parameters' device (Philox4x32-10 and Box-Muller, :mod:`privdyn.torch.device_normals`); ``Z_t`` is a pure
+  the parameters' device (Philox4x32-10 and Box-Muller, :mod:`privdyn.torch.device_source`); ``Z_t`` is a pure
   function of (key, t, position), so past normals are regenerated on the device, chunk by chunk, instead of stored,
   and the CPU and CUDA noise of one key agree.
 * privdyn's NumPy counter-based :class:`~privdyn.privacy.correlated.StepNormals` (or a
@@ -53,7 +53,7 @@ from privdyn.privacy.correlated import (
     Toeplitz,
 )
 from privdyn.rng import CounterStream
-from privdyn.torch.device_normals import DeviceNormals
+from privdyn.torch.device_source import DeviceNormals
 
 __all__ = ["SecretStepNormals", "Source", "TorchNoiseStream", "noise_stream", "secure_source"]
 

@@ -45,7 +45,7 @@ _MASK = 0xFFFFFFFF
 _TWO_M53 = 2.0**-53
 _ANGLE = 2.0 * math.pi * 2.0**-53  # 2 pi / 2**53: m2 -> the angle 2 pi u2
 _QUARTER_TURN = 0.5 * math.pi
-_PAIRS_PER_CHUNK = {"cpu": 1 << 14, "other": 1 << 21}  # pairs per pass: a CPU chunk stays in cache
+_PAIRS_PER_CHUNK = {"cpu": 1 << 17, "other": 1 << 21}  # pairs per pass (bounds the scratch memory)
 _LIMIT = 2**32  # pairs per step and steps per run: one 32-bit counter word each
 
 # The key of seeded sources is the privdyn.rng stream key with this tag XORed in, so a DeviceNormals never shares its
@@ -59,17 +59,20 @@ _KEY_TAG = int.from_bytes(hashlib.sha256(b"privdyn.torch.DeviceNormals.v1").dige
 @numba.njit(cache=True, nogil=True)
 def _cpu_uniforms(k0: int, k1: int, step: int, run: int, first_pair: int, radius: np.ndarray,
                   angle: np.ndarray) -> None:  # pragma: no cover - compiled; tested through its results
-    """Philox4x32-10 of pairs ``first_pair ..``: ``radius[j] = u1``, ``angle[2j] = 2 pi u2``,
-    ``angle[2j + 1] = 2 pi u2 - pi / 2`` (module docstring, steps 1-2)."""
+    """Philox4x32-10 of pairs ``first_pair ..``: ``radius[2j] = radius[2j + 1] = u1``, ``angle[2j] = 2 pi u2``,
+    ``angle[2j + 1] = 2 pi u2 - pi / 2`` (module docstring, steps 1-2; the radius is written twice so that the
+    transform's product is elementwise)."""
     mask = np.uint64(_MASK)
     m0, m1 = np.uint64(_M0), np.uint64(_M1)
     w0, w1 = np.uint64(_W0), np.uint64(_W1)
-    c1 = np.uint64(step)
+    c1 = np.uint64(step) & mask
     c2 = np.uint64(run) & mask
     c3 = np.uint64(run) >> np.uint64(32)
-    for j in range(radius.shape[0]):
-        x0, x1, x2, x3 = np.uint64(first_pair + j), c1, c2, c3
-        a0, a1 = np.uint64(k0), np.uint64(k1)
+    b0, b1 = np.uint64(k0) & mask, np.uint64(k1) & mask
+    first = np.uint64(first_pair)
+    for j in range(radius.shape[0] // 2):
+        x0, x1, x2, x3 = (first + np.uint64(j)) & mask, c1, c2, c3
+        a0, a1 = b0, b1
         for _ in range(10):
             p0 = x0 * m0  # 32 x 32 -> 64 bits: exact in uint64
             p1 = x2 * m1
@@ -81,7 +84,9 @@ def _cpu_uniforms(k0: int, k1: int, step: int, run: int, first_pair: int, radius
             x2 = y2
             a0 = (a0 + w0) & mask
             a1 = (a1 + w1) & mask
-        radius[j] = (np.float64(x0 >> np.uint64(5)) * 67108864.0 + np.float64(x1 >> np.uint64(6)) + 1.0) * _TWO_M53
+        u1 = (np.float64(x0 >> np.uint64(5)) * 67108864.0 + np.float64(x1 >> np.uint64(6)) + 1.0) * _TWO_M53
+        radius[2 * j] = u1
+        radius[2 * j + 1] = u1
         theta = (np.float64(x2 >> np.uint64(5)) * 67108864.0 + np.float64(x3 >> np.uint64(6))) * _ANGLE
         angle[2 * j] = theta
         angle[2 * j + 1] = theta - _QUARTER_TURN
@@ -113,10 +118,12 @@ def _philox_words(k0: int, k1: int, step: int, run: int, first_pair: int, count:
 def _tensor_uniforms(k0: int, k1: int, step: int, run: int, first_pair: int, radius: torch.Tensor,
                      angle: torch.Tensor) -> None:
     """:func:`_cpu_uniforms` by tensor operations on ``radius``'s device (the same bits)."""
-    x0, x1, x2, x3 = _philox_words(k0, k1, step, run, first_pair, radius.numel(), radius.device)
+    x0, x1, x2, x3 = _philox_words(k0, k1, step, run, first_pair, radius.numel() // 2, radius.device)
     u1 = ((x0 >> 5).double().mul_(67108864.0).add_((x1 >> 6).double()).add_(1.0)).mul_(_TWO_M53)
     theta = (x2 >> 5).double().mul_(67108864.0).add_((x3 >> 6).double()).mul_(_ANGLE)
-    radius.copy_(u1)
+    radii = radius.view(-1, 2)
+    radii[:, 0].copy_(u1)
+    radii[:, 1].copy_(u1)
     pairs = angle.view(-1, 2)
     pairs[:, 0].copy_(theta)
     pairs[:, 1].copy_(theta.sub_(_QUARTER_TURN))
@@ -129,15 +136,13 @@ def _uses_cpu_kernel(out: torch.Tensor) -> bool:
 def _fill_pairs(k0: int, k1: int, step: int, run: int, first_pair: int, out: torch.Tensor,
                 cpu_kernel: bool) -> None:
     """Normals of pairs ``first_pair ..`` into the contiguous ``out`` of even length (module docstring)."""
-    count = out.numel() // 2
-    radius = torch.empty(count, dtype=out.dtype, device=out.device)
+    radius = torch.empty_like(out)
     if cpu_kernel:
         _cpu_uniforms(k0, k1, step, run, first_pair, radius.numpy(), out.numpy())
     else:
         _tensor_uniforms(k0, k1, step, run, first_pair, radius, out)
     radius.log_().mul_(-2.0).sqrt_()
-    out.cos_()
-    out.view(count, 2).mul_(radius.unsqueeze(1))
+    out.cos_().mul_(radius)
 
 
 class DeviceNormals:
