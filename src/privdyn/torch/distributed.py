@@ -15,7 +15,7 @@ can read, that transport must be protected like the checkpoints that hold the ke
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 import torch.distributed as dist
@@ -23,6 +23,9 @@ import torch.distributed as dist
 from privdyn.rng import StepNormals
 from privdyn.torch.device_source import DeviceNormals
 from privdyn.torch.noise import SecretStepNormals, Source
+
+if TYPE_CHECKING:
+    from torch.distributed import ProcessGroup
 
 __all__ = ["broadcast_source", "is_data_parallel", "sum_across_ranks", "unwrap"]
 
@@ -37,17 +40,17 @@ def unwrap(module: torch.nn.Module) -> torch.nn.Module:
     return cast(torch.nn.Module, module.module) if is_data_parallel(module) else module
 
 
-def _require_process_group(group: Any) -> None:
+def _require_process_group() -> None:
     if not (dist.is_available() and dist.is_initialized()):
         raise ValueError("distributed training needs an initialized process group (torch.distributed."
                          "init_process_group); got none.")
 
 
-def broadcast_source(source: Source, group: Any = None) -> Source:
+def broadcast_source(source: Source, group: ProcessGroup | None = None) -> Source:
     """Rank 0's noise source on every rank of ``group`` (a key and run, or a torch.Generator's state).
 
     A torch.Generator keeps its device; its state becomes rank 0's."""
-    _require_process_group(group)
+    _require_process_group()
     if isinstance(source, torch.Generator):
         payload: list[Any] = [("torch.Generator", source.get_state())]
     elif isinstance(source, DeviceNormals):
@@ -70,9 +73,9 @@ def broadcast_source(source: Source, group: Any = None) -> Source:
     return cls(int(values[0]), int(values[1]))
 
 
-def sum_across_ranks(tensors: list[torch.Tensor], group: Any = None) -> list[torch.Tensor]:
+def sum_across_ranks(tensors: list[torch.Tensor], group: ProcessGroup | None = None) -> list[torch.Tensor]:
     """``tensors`` summed over the ranks of ``group`` (one all-reduce of their concatenation), in their shapes."""
-    _require_process_group(group)
+    _require_process_group()
     flat = torch.cat([t.reshape(-1) for t in tensors])
     dist.all_reduce(flat, op=dist.ReduceOp.SUM, group=group)
     out, offset = [], 0

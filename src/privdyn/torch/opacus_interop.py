@@ -36,6 +36,8 @@ from privdyn.torch.sampler import BatchSampler, allow_empty_batches
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from torch.distributed import ProcessGroup
+
 try:
     from opacus import GradSampleModule
     from opacus.optimizers import DPOptimizer as _OpacusDPOptimizer
@@ -80,7 +82,7 @@ class DPOptimizer(_OpacusDPOptimizer if _OpacusDPOptimizer is not None else obje
                  expected_batch_size: int | None, strategy: Strategy,
                  noise_source: Source | None = None,
                  num_steps: int | None = None, regenerate: bool = False, loss_reduction: str = "mean",
-                 distributed: bool = False, process_group: Any = None) -> None:
+                 distributed: bool = False, process_group: ProcessGroup | None = None) -> None:
         _require_opacus()
         validate_private_args(clip=max_grad_norm, noise_multiplier=noise_multiplier,
                               batch_size=1 if expected_batch_size is None else expected_batch_size,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib.util
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -36,6 +36,9 @@ from privdyn.privacy.labels import PrivacyLoss
 from privdyn.torch.accountant import DPSGDAccountant, calibrate_noise_multiplier
 from privdyn.torch.distributed import broadcast_source, is_data_parallel, sum_across_ranks, unwrap
 from privdyn.torch.noise import Source, TorchNoiseStream, noise_stream, secure_source
+
+if TYPE_CHECKING:
+    from torch.distributed import ProcessGroup
 
 __all__ = ["PER_EXAMPLE", "PrivateOptimizer", "flat_parameters", "validate_private_args"]
 
@@ -231,7 +234,7 @@ class PrivateOptimizer:
                  num_steps: int | None = None, regenerate: bool = False,
                  per_example: str = "auto", n: int | None = None, sampler: str | None = None,
                  neighboring: str | None = None, delta: float | None = None, distributed: bool | None = None,
-                 process_group: Any = None) -> None:
+                 process_group: ProcessGroup | None = None) -> None:
         if not isinstance(module, nn.Module):
             raise TypeError(f"module must be a torch.nn.Module; got {type(module).__name__}.")
         self.distributed = is_data_parallel(module) if distributed is None else bool(distributed)
