@@ -89,7 +89,11 @@ def test_two_ranks_take_the_steps_of_one_process(tmp_path):
     """After 20 steps the parameters of both ranks are identical, and equal (to float64 rounding: the clipped sum is
     added in another order) to one process on the whole batches with rank 0's key."""
     out_file = tmp_path / "result"
-    mp.spawn(_rank, args=(str(tmp_path / "init"), str(out_file)), nprocs=WORLD, join=True)
+    # fork where the platform has it: the ranks inherit the imported modules (a spawned rank re-imports torch and
+    # Opacus, seconds each); each rank runs one intra-op thread, as a DataLoader worker does after a fork
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    mp.start_processes(_rank, args=(str(tmp_path / "init"), str(out_file)), nprocs=WORLD, join=True,
+                       start_method=method)
     ranks = [torch.load(f"{out_file}.{r}", weights_only=False) for r in range(WORLD)]
     for kind, strategy in CONFIGS:
         (params, key), (other, other_key) = ranks[0][(kind, strategy)], ranks[1][(kind, strategy)]
