@@ -343,11 +343,12 @@ class TorchNoiseStream:
         scratch = cast(torch.Tensor, self._scratch)
         for a, b in self._chunks():
             o, tmp = flat[a:b], scratch[: b - a]
-            source.standard_normal(t - 1, o, first=a)
-            o.mul_(float(d[1]))
-            for j in range(2, lags + 1):
-                source.standard_normal(t - j, tmp, first=a)
-                o.add_(tmp, alpha=float(d[j]))
+            for j in range(1, lags + 1):  # out = sum_{j>=1} d_j Z_{t-j}, j in order (as the buffered recursion)
+                source.standard_normal(t - j, o if j == 1 else tmp, first=a)
+                if j == 1:
+                    o.mul_(float(d[1]))
+                else:
+                    o.add_(tmp, alpha=float(d[j]))
             source.standard_normal(t, tmp, first=a)
             o.add_(tmp, alpha=float(d[0])) if d[0] != 1.0 else o.add_(tmp)
 
