@@ -45,7 +45,7 @@ _MASK = 0xFFFFFFFF
 _TWO_M53 = 2.0**-53
 _ANGLE = 2.0 * math.pi * 2.0**-53  # 2 pi / 2**53: m2 -> the angle 2 pi u2
 _QUARTER_TURN = 0.5 * math.pi
-_PAIRS_PER_CHUNK = {"cpu": 1 << 17, "other": 1 << 21}  # pairs per pass (bounds the scratch memory)
+_PAIRS_PER_CHUNK = {"cpu": 1 << 17, "other": 1 << 22}  # pairs per pass (bounds the scratch memory)
 _LIMIT = 2**32  # pairs per step and steps per run: one 32-bit counter word each
 
 # The key of seeded sources is the privdyn.rng stream key with this tag XORed in, so a DeviceNormals never shares its
