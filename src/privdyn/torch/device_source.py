@@ -190,7 +190,10 @@ class DeviceNormals:
 
     def standard_normal(self, step: int, out: torch.Tensor, first: int = 0) -> torch.Tensor:
         """Normals ``first .. first + out.numel() - 1`` of step ``step`` into the contiguous floating-point tensor
-        ``out`` (any shape, device and dtype), on ``out``'s device; returns ``out``."""
+        ``out`` (any shape, device and dtype), on ``out``'s device; returns ``out``.
+
+        Scratch, freed on return: the radius of one pass (2**18 entries on the CPU, 2**23 elsewhere, in ``out``'s
+        dtype) and, off the CPU, the pass's int64 Philox words and float64 uniforms."""
         _check.integer(minimum=1, step=step)
         _check.integer(minimum=0, first=first)
         if not isinstance(out, torch.Tensor) or not out.dtype.is_floating_point or not out.is_contiguous():
