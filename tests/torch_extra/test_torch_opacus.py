@@ -122,8 +122,7 @@ def test_privacy_engine_defaults_are_opacus_semantics():
 
 def test_privacy_engine_names_other_semantics_with_every_epsilon():
     """Fixed-size batches and zero-out neighbours are explicit, and every get_epsilon says so (not Opacus')."""
-    from privdyn.torch import PrivacyEngine
-    from privdyn.torch.opacus_interop import SemanticsWarning
+    from privdyn.torch import PrivacyEngine, SemanticsWarning
 
     x, y = _data(400)
     model = _mlp()
