@@ -161,7 +161,8 @@ def test_cli_bench_writes_the_table_with_the_machine(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args", [["--repeats", "0"], ["--repeats", "-3"], ["--repeats", "1001"],
-                                  ["--repeats", "many"], ["nope"], ["--table", "{missing}/x.md"]])
+                                  ["--repeats", "many"], ["nope"], ["--table", "{missing}/x.md"],
+                                  ["--device", "tpu"], ["--device", "cuda:x"], ["--device", "cuda:99"]])
 def test_cli_bench_usage_errors(capsys, tmp_path, args):
     write_bench(tmp_path, SLOW_AND_FAST)
     args = [a.format(missing=tmp_path / "missing") for a in args]

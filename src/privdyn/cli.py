@@ -315,6 +315,8 @@ def bench_command(
                                           "a size, fitted exponents) instead of the side-by-side benchmarks.")]
     = False,
     quiet: Annotated[bool, typer.Option("--quiet", help=QUIET_HELP)] = False,
+    device: Annotated[str | None, typer.Option("--device", help="The torch device of the torch rows (cpu, cuda, "
+                                               "cuda:N; default: cuda when a GPU is present, else cpu).")] = None,
 ) -> None:
     """From a checkout: run ./benchmarks, printing each candidate vs reference result (medians, ratio) as it finishes.
 
@@ -327,6 +329,8 @@ def bench_command(
         raise _Usage(f"--repeats must be an integer from 1 to {benchmarking.MAX_REPEATS}; got {repeats}.")
     if table is not None and not table.parent.is_dir():
         raise _Usage(f"--table: the folder {str(table.parent)!r} does not exist.")
+    if device is not None:
+        _bench_device(device)
     try:
         selected: list[Any] = (benchmarking.discover_scaling(directory, names or ()) if scaling
                                else benchmarking.discover(directory, names or ()))
@@ -344,12 +348,34 @@ def bench_command(
     if table is not None:
         page = benchmarking.scaling_page if scaling else benchmarking.markdown_page
         command = " ".join(["privdyn bench", *(["--scaling"] if scaling else []), *(names or []),
+                            *([] if device is None else ["--device", device]),
                             *([] if repeats is None else ["--repeats", str(repeats)]), "--table", table.as_posix()])
         table.write_text(page(outcomes, benchmarking.machine(), command), encoding="utf-8")
         if not json_output:
             typer.echo(f"table: {table}")
     if any(isinstance(o, benchmarking.BenchmarkFailure) for o in outcomes):
         raise typer.Exit(EXIT_CHECKS_FAILED)
+
+
+def _bench_device(device: str) -> None:
+    """Check ``--device`` and hand it to the torch rows (``PRIVDYN_BENCH_DEVICE``, read by bench_torch.py)."""
+    import os
+    import re
+
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", device):
+        raise _Usage(f"--device must be cpu, cuda or cuda:N; got {device!r}.")
+    if device != "cpu":
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:
+            raise _Usage(f"--device {device}: PyTorch is not installed (the torch rows need the privdyn[torch] extra).")
+        import torch
+
+        index = int(device.partition(":")[2] or 0)
+        if not torch.cuda.is_available() or index >= torch.cuda.device_count():
+            raise _Usage(f"--device {device}: no such CUDA device here "
+                         f"({torch.cuda.device_count() if torch.cuda.is_available() else 0} visible).")
+    os.environ["PRIVDYN_BENCH_DEVICE"] = device
 
 
 def _bench_line(outcome: Any) -> str:

@@ -87,29 +87,61 @@ def test_dp_optimizer_refuses_bad_input_before_any_step():
                     expected_batch_size=8, strategy=cn.SquareRoot())
 
 
-def test_privacy_engine_trains_one_epoch_with_privdyn_sampler_and_accountant():
-    """An Opacus script with one line changed: privdyn's PrivacyEngine (fixed-size batches, lambda-CGD, zero-out)."""
-    from privdyn.torch import BatchSampler, PrivacyEngine
+def test_privacy_engine_defaults_are_opacus_semantics():
+    """An Opacus script with one line changed: Poisson sampling, add/remove neighbours and len(data_loader) steps per
+    epoch (here 400 examples in batches of 30: 14 steps, not 400 // 30 = 13), device-native secure noise."""
+    import warnings
+
+    from privdyn.torch import BatchSampler, DeviceNormals, PrivacyEngine
+
+    x, y = _data(400)
+    model = _mlp()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=30)
+    engine = PrivacyEngine(sampling_generator=np.random.default_rng(0))  # Opacus: PrivacyEngine()
+    assert (engine.sampler, engine.neighboring) == ("poisson", "add_remove")
+    assert isinstance(engine.noise_source, DeviceNormals) and engine.noise_source.secret
+    model, optimizer, private_loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                           noise_multiplier=2.0, max_grad_norm=1.0, epochs=2)
+    assert isinstance(private_loader.batch_sampler, BatchSampler)
+    assert private_loader.batch_sampler.sampler == "poisson" and len(private_loader) == len(loader) == 14
+    assert engine.accountant.num_steps == 28
+    sizes = []
+    for xb, yb in private_loader:
+        sizes.append(xb.shape[0])
+        optimizer.zero_grad()
+        F.cross_entropy(model(xb), yb).backward()
+        optimizer.step()
+    assert optimizer.steps == 14 == engine.accountant.steps and len(set(sizes)) > 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # Opacus' semantics: no warning
+        epsilon = engine.get_epsilon(1e-5)
+    loss = engine.privacy_spent(1e-5)
+    assert epsilon == float(loss) > 0 and loss.sampler == "poisson" and loss.neighboring == "add_remove"
+
+
+def test_privacy_engine_names_other_semantics_with_every_epsilon():
+    """Fixed-size batches and zero-out neighbours are explicit, and every get_epsilon says so (not Opacus')."""
+    from privdyn.torch import PrivacyEngine, SemanticsWarning
 
     x, y = _data(400)
     model = _mlp()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=40)
-    engine = PrivacyEngine(strategy=cn.LambdaCGD(0.5), noise_source=cn.step_normals(0, "engine"),
-                           sampling_generator=np.random.default_rng(0))
+    engine = PrivacyEngine(strategy=cn.LambdaCGD(0.5), sampler="fixed_size", neighboring="zero_out",
+                           noise_source=cn.step_normals(0, "engine"), sampling_generator=np.random.default_rng(0))
     model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
                                                    noise_multiplier=2.0, max_grad_norm=1.0, epochs=1)
-    assert isinstance(loader.batch_sampler, BatchSampler) and loader.batch_sampler.sampler == "fixed_size"
-    losses = []
+    assert loader.batch_sampler.sampler == "fixed_size"
     for xb, yb in loader:
         assert xb.shape[0] == 40
         optimizer.zero_grad()
-        loss = F.cross_entropy(model(xb), yb)
-        loss.backward()
+        F.cross_entropy(model(xb), yb).backward()
         optimizer.step()
-        losses.append(float(loss))
     assert optimizer.steps == 10 == engine.accountant.steps
-    assert np.isfinite(losses).all()
+    for _ in range(2):
+        with pytest.warns(SemanticsWarning, match="fixed_size sampling and zero_out neighbours"):
+            engine.get_epsilon(1e-5)
 
 
 def test_privacy_engine_with_poisson_sampling_trains_through_empty_batches():

@@ -173,8 +173,9 @@ def test_bad_input_is_refused_before_any_step(engine):
         make(batch_size=8, n=5, sampler="fixed_size", neighboring="zero_out")
     with pytest.raises(ValueError, match="num_steps is required"):
         make(strategy=cn.SquareRoot())
-    with pytest.raises(ValueError, match="noise_source"):
-        make(noise_source=None)
+    with pytest.raises(TypeError, match="source must be"):
+        make(noise_source=42)
+    assert make(noise_source=None).noise.holds_secret  # the default: secure_source()
     norm_model = nn.Sequential(nn.Linear(10, 4), nn.BatchNorm1d(4)).double()
     with pytest.raises(ValueError, match="no per-example gradient rule"):
         PrivateOptimizer(torch.optim.SGD(norm_model.parameters(), lr=0.1), norm_model, CROSS_ENTROPY, clip=1.0,

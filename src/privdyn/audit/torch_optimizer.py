@@ -34,13 +34,16 @@ block of one run is, number for number, the user-facing loop (``nn.Linear(1, 1, 
 the n records with the sampler, vmap per-example gradients), and that a block of many runs is the release above
 computed from its batches and the NumPy noise matrix.
 
-Streams (:mod:`privdyn.rng`): the noise of block k on D is the counter-based
-:func:`~privdyn.rng.step_normals` of ``(seed, unit_key + "/D")`` with run k when k is even, and a torch.Generator
-seeded from that stream's generator when k is odd (on D' the other way round), so every row runs both of the
-optimizer's noise sources; its batches come from the generator of
+Streams (:mod:`privdyn.rng`): the noise of block k on D comes from one of the optimizer's three noise sources, by
+k mod 3: the NumPy counter-based :func:`~privdyn.rng.step_normals` of ``(seed, unit_key + "/D")`` with run k (0),
+a torch.Generator seeded from that stream's generator (1), or the device-native default,
+:func:`~privdyn.torch.device_normals` of the same stream with run k (2); on D' the choice is shifted by one. A side
+has at least three blocks (blocks hold ``min(block_size, ceil(runs / 3))`` runs), so every row runs every source
+on both datasets. The batches of block k come from the generator of
 ``(seed, unit_key + "/D", run_index=k, purpose="sampling")``; likewise on D'. ``torch-lambda-cgd-fixed-size``
-regenerates past normals (the stream's other path) and also runs Opacus' :class:`privdyn.torch.DPOptimizer` on a
-block of runs (``nn.Linear(runs, 1)`` wrapped by ``GradSampleModule``).
+regenerates past normals (the stream's other path) and also runs Opacus' :class:`privdyn.torch.DPOptimizer` with
+its default source kind (device normals, seeded) on a block of runs (``nn.Linear(runs, 1)`` wrapped by
+``GradSampleModule``).
 
 **Law check.** Given the batches (b_t: the canary joined step t), the release is y = b + kappa C^{-1} Z, so
 C (y - b) / kappa must be i.i.d. N(0, I_T) (kappa nominal, C the strategy's encoder): every block's releases are
@@ -151,15 +154,21 @@ class TorchOptimizerCanary(Mechanism):
     """Runs per dataset of a float32 model added to the law check (the noise stream's host-copy path)."""
 
     def _source(self, seed: int, key: str, block: int, side: int = 0) -> Any:
-        """Block ``block``'s noise source on side ``side`` (0: D, 1: D'): the counter-based
-        :func:`privdyn.rng.step_normals` when block + side is even, else a seeded torch.Generator (the stream's native
-        draws), so a row runs both of the optimizer's sources on both datasets."""
+        """Block ``block``'s noise source on side ``side`` (0: D, 1: D'), by (block + side) mod 3: the NumPy
+        counter-based :func:`privdyn.rng.step_normals` (0), a seeded torch.Generator (1, the stream's native draws) or
+        the device-native :func:`privdyn.torch.device_normals` (2), so a row runs the optimizer's three sources on
+        both datasets."""
         from privdyn.rng import generator, step_normals
 
-        if (block + side) % 2 == 0:
+        kind = (block + side) % 3
+        if kind == 0:
             return step_normals(seed, key, run=block)
         import torch
 
+        if kind == 2:
+            from privdyn.torch import device_normals
+
+            return device_normals(seed, key, run=block)
         native = torch.Generator()
         native.manual_seed(int(generator(seed, key, run_index=block, purpose="noise").integers(0, 2**62)))
         return native
@@ -226,8 +235,8 @@ class TorchOptimizerCanary(Mechanism):
         import torch
         from opacus import GradSampleModule
 
-        from privdyn.rng import generator, step_normals
-        from privdyn.torch import DPOptimizer
+        from privdyn.rng import generator
+        from privdyn.torch import DPOptimizer, device_normals
 
         model = torch.nn.Linear(runs, 1, bias=False).double()
         with torch.no_grad():
@@ -236,7 +245,8 @@ class TorchOptimizerCanary(Mechanism):
         private = DPOptimizer(torch.optim.SGD(wrapped.parameters(), lr=self.learning_rate),
                               noise_multiplier=self.noise_multiplier * self.noise_factor, max_grad_norm=self.clip,
                               expected_batch_size=self.batch_size, strategy=self._strategy(),
-                              noise_source=step_normals(seed, key), num_steps=self.num_steps, loss_reduction="mean")
+                              noise_source=device_normals(seed, key), num_steps=self.num_steps,
+                              loss_reduction="mean")
         batches = self._batches(generator(seed, key, purpose="sampling"), runs)
         feature = self.canary_gradient * self.clip if canary else 0.0
         previous = model.weight.detach().numpy()[0].copy()
@@ -289,8 +299,9 @@ class TorchOptimizerCanary(Mechanism):
         for index, side in enumerate(_SIDES):
             key = f"{unit_key}/{side}"
             released, residuals = [], []
-            for block, first in enumerate(range(0, runs, self.block_size)):
-                size = min(self.block_size, runs - first)
+            block_size = min(self.block_size, -(-runs // 3))  # at least three blocks: every noise source
+            for block, first in enumerate(range(0, runs, block_size)):
+                size = min(block_size, runs - first)
                 private = self._optimizer(size, self._source(seed, key, block, index), noise_multiplier=kappa)
                 batches = self._batches(generator(seed, key, run_index=block, purpose="sampling"), size)
                 joined = np.zeros((self.num_steps, size))

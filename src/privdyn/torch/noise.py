@@ -13,21 +13,25 @@ performed with tensor operations on the parameters' device and dtype:
 * BLT (:class:`~privdyn.privacy.correlated.BufferedToeplitz`): ``xi_t = Z_t - sum_i omega_i s_i`` and
   ``s_i <- theta_i s_i + xi_t``: one state per buffer.
 
-Two sources of the normals ``Z_t``:
+Three sources of the normals ``Z_t``:
 
-* privdyn's counter-based :class:`~privdyn.privacy.correlated.StepNormals` (or a
-  :class:`~privdyn.rng.CounterStream`): ``Z_t`` is drawn by NumPy's Philox from the counter of step ``t``, chunk by
-  chunk, and copied to the device; the noise is the NumPy stream's to float64 / float32 rounding, and past normals can
-  be regenerated instead of stored.
+* :class:`~privdyn.torch.DeviceNormals` (the default: :func:`secure_source`): keyed counter-based normals computed on
+  the parameters' device (Philox4x32-10 and Box-Muller, :mod:`privdyn.torch.device_source`); ``Z_t`` is a pure
+  function of (key, t, position), so past normals are regenerated on the device, chunk by chunk, instead of stored,
+  and the CPU and CUDA noise of one key agree.
+* privdyn's NumPy counter-based :class:`~privdyn.privacy.correlated.StepNormals` (or a
+  :class:`~privdyn.rng.CounterStream`), for experiments that must match the NumPy streams: ``Z_t`` is drawn by
+  NumPy's Philox from the counter of step ``t``, chunk by chunk, and copied to the device; the noise is the NumPy
+  stream's to float64 / float32 rounding (``secure_source(numpy_identical=True)`` keys it from OS entropy).
 * a :class:`torch.Generator`: normals drawn natively on the generator's device. Regeneration restores the generator's
   state saved at the past step (a few kilobytes, not a parameter-sized buffer).
 
 Noise from a known seed is not private. :func:`secure_source` draws a 64-bit key from the operating system's entropy
 (:mod:`secrets`); its repr and the stream's hide the key, and a checkpoint that holds it says so
-(``state_dict()["holds_secret"]``). Philox4x64-10 is a counter-based generator built for statistical quality, not a
-vetted cryptographic cipher, and the Gaussian sampler is not hardened against floating-point attacks on the
-low-order bits of the noise (Mironov 2012): the protection is against anyone who neither holds the key nor can
-observe the noise's bit patterns.
+(``state_dict()["holds_secret"]``). Philox is a counter-based generator built for statistical quality, not a vetted
+cryptographic cipher, and the Gaussian samplers are not hardened against floating-point attacks on the low-order bits
+of the noise (Mironov 2012): the protection is against anyone who neither holds the key nor can observe the noise's
+bit patterns.
 """
 
 from __future__ import annotations
@@ -49,8 +53,9 @@ from privdyn.privacy.correlated import (
     Toeplitz,
 )
 from privdyn.rng import CounterStream
+from privdyn.torch.device_source import DeviceNormals
 
-__all__ = ["SecretStepNormals", "TorchNoiseStream", "noise_stream", "secure_source"]
+__all__ = ["SecretStepNormals", "Source", "TorchNoiseStream", "noise_stream", "secure_source"]
 
 STATE_FORMAT = "privdyn.torch.noise_stream.v1"
 """The ``format`` entry of :meth:`TorchNoiseStream.state_dict`."""
@@ -65,22 +70,30 @@ class SecretStepNormals(StepNormals):
         return f"SecretStepNormals(key=<hidden>, run={self.run})"
 
 
-def secure_source(run: int = 0) -> SecretStepNormals:
-    """Step normals keyed by 64 bits of OS entropy (:func:`secrets.randbits`): noise nobody can reproduce from a seed.
+def secure_source(run: int = 0, *, numpy_identical: bool = False) -> DeviceNormals | SecretStepNormals:
+    """Normals keyed by 64 bits of OS entropy (:func:`secrets.randbits`): noise nobody can reproduce from a seed.
 
-    The key is never printed; it is stored in checkpoints (:meth:`TorchNoiseStream.state_dict`, which then reports
-    ``holds_secret=True``): keep such checkpoints as secret as the training data.
+    By default the device-native :class:`~privdyn.torch.DeviceNormals` (computed on the parameters' device);
+    ``numpy_identical=True`` gives :class:`SecretStepNormals` instead (the NumPy streams' normals, drawn on the CPU
+    and copied). The key is never printed; it is stored in checkpoints (:meth:`TorchNoiseStream.state_dict`, which
+    then reports ``holds_secret=True``): keep such checkpoints as secret as the training data.
     """
-    return SecretStepNormals(secrets.randbits(64), run)
+    if numpy_identical:
+        return SecretStepNormals(secrets.randbits(64), run)
+    return DeviceNormals.secure(run)
 
 
-def _as_source(source: Any) -> StepNormals | torch.Generator:
-    if isinstance(source, StepNormals | torch.Generator):
+Source = DeviceNormals | StepNormals | CounterStream | torch.Generator
+"""What a stream draws its normals from (see the module docstring)."""
+
+
+def _as_source(source: Any) -> DeviceNormals | StepNormals | torch.Generator:
+    if isinstance(source, DeviceNormals | StepNormals | torch.Generator):
         return source
     if isinstance(source, CounterStream):
         return StepNormals.from_counter_stream(source)
-    raise TypeError("source must be a privdyn.privacy.correlated.StepNormals, a privdyn.rng.CounterStream or a "
-                    f"torch.Generator; got source of type {type(source).__name__}.")
+    raise TypeError("source must be a privdyn.torch.DeviceNormals, a privdyn.privacy.correlated.StepNormals, a "
+                    f"privdyn.rng.CounterStream or a torch.Generator; got source of type {type(source).__name__}.")
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -125,7 +138,7 @@ class TorchNoiseStream:
     """
 
     def __init__(self, strategy: Strategy, shape: int | Sequence[int],
-                 source: StepNormals | CounterStream | torch.Generator, *, scale: float = 1.0,
+                 source: Source, *, scale: float = 1.0,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None,
                  num_steps: int | None = None, regenerate: bool = False,
                  chunk_size: int = DEFAULT_CHUNK_SIZE) -> None:
@@ -189,6 +202,8 @@ class TorchNoiseStream:
     def holds_secret(self) -> bool:
         """Whether the stream's state reveals noise that must stay secret: a :func:`secure_source` key or the state of
         a torch.Generator (whose seed privdyn cannot know to be public)."""
+        if isinstance(self.source, DeviceNormals):
+            return self.source.secret
         return isinstance(self.source, SecretStepNormals | torch.Generator)
 
     def __repr__(self) -> str:
@@ -224,7 +239,9 @@ class TorchNoiseStream:
 
     def _draw(self, step: int, target: torch.Tensor) -> None:
         """``Z_step`` (the step being produced) into ``target``; with a torch.Generator, remember its state first."""
-        if isinstance(self.source, torch.Generator):
+        if isinstance(self.source, DeviceNormals):
+            self.source.standard_normal(step, target)
+        elif isinstance(self.source, torch.Generator):
             if self.regenerate and self._lags:
                 self._states.append(self.source.get_state())
                 del self._states[: -self._lags - 1]
@@ -288,11 +305,14 @@ class TorchNoiseStream:
         flat.add_(slot, alpha=float(d[0])) if d[0] != 1.0 else flat.add_(slot)
 
     def _history_regenerated(self, t: int, flat: torch.Tensor) -> None:
-        # Z_{t-j} is redrawn chunk by chunk (counter source: from its counter; generator: from the saved state).
+        # Z_{t-j} is redrawn chunk by chunk (counter sources: from its counter; generator: from the saved state).
         d = self._coefficients["d"]
         lags = min(self._lags, t - 1)
         if self._scratch is None:
             self._scratch = torch.empty(self.chunk_size, dtype=self.dtype, device=self.device)
+        if isinstance(self.source, DeviceNormals):
+            self._device_regenerated(self.source, t, lags, flat)
+            return
         if isinstance(self.source, torch.Generator):
             self._states.append(self.source.get_state())
             del self._states[: -self._lags - 1]
@@ -315,6 +335,21 @@ class TorchNoiseStream:
                 else:
                     o.add_(tmp, alpha=float(d[j]))
             self._chunk_normals(fresh, tmp)
+            o.add_(tmp, alpha=float(d[0])) if d[0] != 1.0 else o.add_(tmp)
+
+    def _device_regenerated(self, source: DeviceNormals, t: int, lags: int, flat: torch.Tensor) -> None:
+        """:meth:`_history_regenerated` for device normals: ``Z_{t-j}`` of each chunk computed on the device."""
+        d = self._coefficients["d"]
+        scratch = cast(torch.Tensor, self._scratch)
+        for a, b in self._chunks():
+            o, tmp = flat[a:b], scratch[: b - a]
+            for j in range(1, lags + 1):  # out = sum_{j>=1} d_j Z_{t-j}, j in order (as the buffered recursion)
+                source.standard_normal(t - j, o if j == 1 else tmp, first=a)
+                if j == 1:
+                    o.mul_(float(d[1]))
+                else:
+                    o.add_(tmp, alpha=float(d[j]))
+            source.standard_normal(t, tmp, first=a)
             o.add_(tmp, alpha=float(d[0])) if d[0] != 1.0 else o.add_(tmp)
 
     def _chunk_normals(self, generator: Any, target: torch.Tensor) -> None:
@@ -347,7 +382,8 @@ class TorchNoiseStream:
     # -- checkpoint and resume ----------------------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to resume the stream with the same noise (buffers copied to the CPU).
+        """Everything needed to resume the stream with the same noise (the buffers are copies on the stream's device:
+        ``torch.save`` keeps them there, ``torch.load(..., map_location=...)`` moves them).
 
         ``holds_secret`` is True when the checkpoint reveals noise that must stay secret (a :func:`secure_source`
         key, or a torch.Generator state): store it like the training data.
@@ -356,12 +392,15 @@ class TorchNoiseStream:
             "format": STATE_FORMAT, "strategy": repr(self.strategy), "kind": self.kind, "shape": list(self.shape),
             "scale": self.scale, "num_steps": self.num_steps, "regenerate": self.regenerate,
             "chunk_size": self.chunk_size, "dtype": str(self.dtype), "step": self.step,
-            "buffers": [b.detach().to("cpu", copy=True) for b in self._buffers],
+            "buffers": [b.detach().clone() for b in self._buffers],
             "holds_secret": self.holds_secret,
         }
         if isinstance(self.source, torch.Generator):
             state["source"] = {"type": "torch.Generator", "state": self.source.get_state().clone(),
                                "saved_states": [s.clone() for s in self._states]}
+        elif isinstance(self.source, DeviceNormals):
+            state["source"] = {"type": "DeviceNormals", "key": self.source.key, "run": self.source.run,
+                               "secret": self.source.secret}
         else:
             state["source"] = {"type": type(self.source).__name__, "key": self.source.key, "run": self.source.run}
         return state
@@ -383,7 +422,10 @@ class TorchNoiseStream:
                 raise ValueError(f"the checkpoint was made with {name}={state.get(name)!r}; this stream has "
                                  f"{name}={value!r}.")
         source = state["source"]
-        if isinstance(self.source, torch.Generator) != (source["type"] == "torch.Generator"):
+        kind = ("torch.Generator" if isinstance(self.source, torch.Generator)
+                else "DeviceNormals" if isinstance(self.source, DeviceNormals) else "StepNormals")
+        saved = source["type"] if source["type"] in ("torch.Generator", "DeviceNormals") else "StepNormals"
+        if kind != saved:
             raise ValueError(f"the checkpoint's noise source is a {source['type']}; this stream's is a "
                              f"{type(self.source).__name__}.")
         buffers = state["buffers"]
@@ -394,6 +436,8 @@ class TorchNoiseStream:
         if isinstance(self.source, torch.Generator):
             self.source.set_state(source["state"])
             self._states = [s.clone() for s in source["saved_states"]]
+        elif isinstance(self.source, DeviceNormals):
+            self.source = DeviceNormals(int(source["key"]), int(source["run"]), secret=bool(source["secret"]))
         else:
             cls = SecretStepNormals if source["type"] == "SecretStepNormals" else StepNormals
             self.source = cls(int(source["key"]), int(source["run"]))
@@ -402,16 +446,17 @@ class TorchNoiseStream:
 
 
 def noise_stream(strategy: Strategy, shape: int | Sequence[int],
-                 source: StepNormals | CounterStream | torch.Generator, *, scale: float = 1.0,
+                 source: Source, *, scale: float = 1.0,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None,
                  num_steps: int | None = None, regenerate: bool = False,
                  chunk_size: int = DEFAULT_CHUNK_SIZE) -> TorchNoiseStream:
     """A :class:`TorchNoiseStream` of ``scale * (C^{-1} Z)_t`` for a tensor of shape ``shape``.
 
-    Given privdyn's counter-based source (:class:`~privdyn.privacy.correlated.StepNormals`,
-    :class:`~privdyn.rng.CounterStream`, :func:`secure_source`) it yields the noise of
-    ``strategy.stream(shape, source, scale=scale)`` to float64 / float32 rounding; given a :class:`torch.Generator`
-    it draws natively on the generator's device.
+    Given :class:`~privdyn.torch.DeviceNormals` (:func:`secure_source`, :func:`~privdyn.torch.device_normals`) it
+    computes the normals on ``device``; given privdyn's NumPy counter-based source
+    (:class:`~privdyn.privacy.correlated.StepNormals`, :class:`~privdyn.rng.CounterStream`,
+    ``secure_source(numpy_identical=True)``) it yields the noise of ``strategy.stream(shape, source, scale=scale)`` to
+    float64 / float32 rounding; given a :class:`torch.Generator` it draws natively on the generator's device.
 
     Args:
         strategy: a :class:`~privdyn.privacy.correlated.Strategy`.

@@ -1,18 +1,23 @@
 """Opacus interop: a ``DPOptimizer`` whose noise is privdyn's correlated noise, and a drop-in ``PrivacyEngine``.
 
-An Opacus script changes one line, ``PrivacyEngine()`` -> ``privdyn.torch.PrivacyEngine(strategy=LambdaCGD(0.5))``:
+An Opacus script changes one line, ``opacus.PrivacyEngine()`` -> ``privdyn.torch.PrivacyEngine()`` (independent noise)
+or ``privdyn.torch.PrivacyEngine(strategy=LambdaCGD(0.5))`` (correlated noise):
 ``make_private`` then wraps the model in Opacus' ``GradSampleModule`` (per-example gradients by hooks), the optimizer
 in :class:`DPOptimizer` (Opacus' per-example clipping; the noise ``clip * noise_multiplier * xi_t`` on the sum of
-clipped gradients from :func:`privdyn.torch.noise_stream`) and the data loader in privdyn's
-:class:`~privdyn.torch.BatchSampler` (fixed-size batches by default, as the kan paper's Algorithm 1,
-Wang et al., arXiv 2605.12648). Opacus' accountant is not used: :class:`DPOptimizer` refuses step hooks (Opacus
-attaches its accountants through them), and :meth:`PrivacyEngine.get_epsilon` asks privdyn's allow-list
-(:class:`~privdyn.torch.DPSGDAccountant`), so an independent-noise epsilon is never reported for correlated noise.
+clipped gradients from :func:`privdyn.torch.noise_stream`, device-native :class:`~privdyn.torch.DeviceNormals` keyed
+from OS entropy by default) and the data loader in privdyn's :class:`~privdyn.torch.BatchSampler`. The defaults are
+Opacus' semantics: Poisson sampling, add/remove neighbours and ``len(data_loader)`` steps per epoch; fixed-size
+batches (the kan paper's Algorithm 1, Wang et al., arXiv 2605.12648) or zero-out neighbours are explicit arguments,
+and :meth:`PrivacyEngine.get_epsilon` names them with every epsilon it returns. Opacus' accountant is not used:
+:class:`DPOptimizer` refuses step hooks (Opacus attaches its accountants through them), and
+:meth:`PrivacyEngine.get_epsilon` asks privdyn's allow-list (:class:`~privdyn.torch.DPSGDAccountant`), so an
+independent-noise epsilon is never reported for correlated noise.
 Requires Opacus (``pip install opacus``).
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,18 +25,18 @@ import torch
 from torch import nn
 
 from privdyn import _check
-from privdyn.privacy.correlated import Strategy
+from privdyn.privacy.correlated import Independent, Strategy
 from privdyn.privacy.labels import PrivacyLoss
 from privdyn.torch.accountant import DPSGDAccountant, calibrate_noise_multiplier
-from privdyn.torch.noise import TorchNoiseStream, noise_stream, secure_source
+from privdyn.torch.distributed import broadcast_source, is_data_parallel, sum_across_ranks
+from privdyn.torch.noise import Source, TorchNoiseStream, noise_stream, secure_source
 from privdyn.torch.optimizer import flat_parameters, validate_private_args
 from privdyn.torch.sampler import BatchSampler, allow_empty_batches
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from privdyn.privacy.correlated import StepNormals
-    from privdyn.rng import CounterStream
+    from torch.distributed import ProcessGroup
 
 try:
     from opacus import GradSampleModule
@@ -40,7 +45,15 @@ try:
 except ImportError:  # the class below needs Opacus; the rest of privdyn.torch does not
     _OpacusDPOptimizer = None
 
-__all__ = ["DPOptimizer", "PrivacyEngine"]
+__all__ = ["OPACUS_SEMANTICS", "DPOptimizer", "PrivacyEngine", "SemanticsWarning"]
+
+OPACUS_SEMANTICS = ("poisson", "add_remove")
+"""Opacus' (sampler, neighbouring relation): :class:`PrivacyEngine`'s defaults."""
+
+
+class SemanticsWarning(UserWarning):
+    """An epsilon reported for a sampler or neighbouring relation other than Opacus' (see
+    :meth:`PrivacyEngine.get_epsilon`)."""
 
 
 def _require_opacus() -> None:
@@ -59,12 +72,17 @@ class DPOptimizer(_OpacusDPOptimizer if _OpacusDPOptimizer is not None else obje
             :class:`~privdyn.privacy.correlated.StepNormals` or a torch.Generator for experiments).
         num_steps: the horizon of the noise (required by the square-root strategy); the optimizer refuses to go past.
         regenerate: regenerate past normals instead of buffering them.
+        distributed: data-parallel training (:mod:`privdyn.torch.distributed`): the clipped sums of all ranks are
+            summed (one all-reduce) and the same noise (rank 0's key) is added on every rank; ``expected_batch_size``
+            is then the expected batch size over all ranks.
+        process_group: the ranks (default: the default process group).
     """
 
     def __init__(self, optimizer: torch.optim.Optimizer, *, noise_multiplier: float, max_grad_norm: float,
                  expected_batch_size: int | None, strategy: Strategy,
-                 noise_source: StepNormals | CounterStream | torch.Generator | None = None,
-                 num_steps: int | None = None, regenerate: bool = False, loss_reduction: str = "mean") -> None:
+                 noise_source: Source | None = None,
+                 num_steps: int | None = None, regenerate: bool = False, loss_reduction: str = "mean",
+                 distributed: bool = False, process_group: ProcessGroup | None = None) -> None:
         _require_opacus()
         validate_private_args(clip=max_grad_norm, noise_multiplier=noise_multiplier,
                               batch_size=1 if expected_batch_size is None else expected_batch_size,
@@ -78,9 +96,12 @@ class DPOptimizer(_OpacusDPOptimizer if _OpacusDPOptimizer is not None else obje
         self.num_steps = None if num_steps is None else int(num_steps)
         self.steps = 0
         self.noise: TorchNoiseStream | None = None
+        self.distributed, self.process_group = bool(distributed), process_group
         if noise_multiplier > 0:
-            self.noise = noise_stream(strategy, (sum(p.numel() for p in params),),
-                                      secure_source() if noise_source is None else noise_source,
+            source = secure_source() if noise_source is None else noise_source
+            if self.distributed:
+                source = broadcast_source(source, process_group)
+            self.noise = noise_stream(strategy, (sum(p.numel() for p in params),), source,
                                       scale=float(noise_multiplier) * float(max_grad_norm), num_steps=self.num_steps,
                                       regenerate=regenerate, device=params[0].device, dtype=params[0].dtype)
 
@@ -90,15 +111,21 @@ class DPOptimizer(_OpacusDPOptimizer if _OpacusDPOptimizer is not None else obje
                         "or privdyn.torch.DPSGDAccountant.")
 
     def add_noise(self) -> None:
-        """``p.grad = p.summed_grad + clip * noise_multiplier * xi_t`` (the view of ``p`` in the flat noise)."""
+        """``p.grad = p.summed_grad + clip * noise_multiplier * xi_t`` (the view of ``p`` in the flat noise; the
+        summed gradient of all ranks when distributed)."""
         if self.num_steps is not None and self.steps >= self.num_steps:
             raise ValueError(f"the run has taken all num_steps={self.num_steps} steps.")
-        noise = self.noise.next() if self.noise is not None else None
-        offset = 0
         for p in self.params:
             if hasattr(p.summed_grad, "_processed"):
                 raise ValueError("Gradients have not been cleared since the last optimizer step: call "
                                  "optimizer.zero_grad() at every step.")
+        if self.distributed:  # the clipped sums of all ranks, summed once
+            for p, total in zip(self.params, sum_across_ranks([p.summed_grad for p in self.params],
+                                                              self.process_group), strict=True):
+                p.summed_grad = total
+        noise = self.noise.next() if self.noise is not None else None
+        offset = 0
+        for p in self.params:
             if noise is None:
                 p.grad = p.summed_grad.view_as(p).clone()
             else:
@@ -126,21 +153,23 @@ class PrivacyEngine:
     """A drop-in for ``opacus.PrivacyEngine`` with privdyn's noise, sampler and accountant.
 
     Args:
-        strategy: the noise strategy (e.g. ``LambdaCGD(0.5)``).
-        sampler: ``"fixed_size"`` (default, the kan paper's) or ``"poisson"`` (or ``"shuffle"``, which the allow-list
-            refuses to account with amplification).
-        neighboring: the neighbouring relation of the reported epsilon (``"zero_out"`` by default, the relation of
-            Theorem F.12).
+        strategy: the noise strategy (e.g. ``LambdaCGD(0.5)``; default ``Independent()``, Opacus' noise).
+        sampler: ``"poisson"`` (default, Opacus' sampling: each example joins each step with probability
+            ``batch_size / n``), ``"fixed_size"`` (the kan paper's) or ``"shuffle"`` (which the allow-list refuses to
+            account with amplification).
+        neighboring: the neighbouring relation of the reported epsilon: ``"add_remove"`` (default, Opacus') or
+            ``"zero_out"`` (the relation of Theorem F.12) or ``"replace_one"``.
         noise_source: the normals (default :func:`~privdyn.torch.secure_source`).
         sampling_generator: the batches' :class:`numpy.random.Generator` (default: OS entropy).
         regenerate: regenerate past normals instead of buffering them.
     """
 
-    def __init__(self, *, strategy: Strategy, sampler: str = "fixed_size", neighboring: str = "zero_out",
-                 noise_source: StepNormals | CounterStream | torch.Generator | None = None,
+    def __init__(self, *, strategy: Strategy | None = None, sampler: str = "poisson", neighboring: str = "add_remove",
+                 noise_source: Source | None = None,
                  sampling_generator: np.random.Generator | None = None,
                  regenerate: bool = False) -> None:
         _require_opacus()
+        strategy = Independent() if strategy is None else strategy
         if not isinstance(strategy, Strategy):
             raise TypeError(f"strategy must be a privdyn.privacy.correlated.Strategy; got {type(strategy).__name__}.")
         self.strategy, self.sampler, self.neighboring = strategy, sampler, neighboring
@@ -156,19 +185,24 @@ class PrivacyEngine:
                      ) -> tuple[nn.Module, DPOptimizer, torch.utils.data.DataLoader]:
         """``(GradSampleModule, DPOptimizer, DataLoader)`` as Opacus' ``make_private`` returns them.
 
-        The data loader's ``batch_size`` becomes the sampler's (expected) batch size and ``len(dataset) //
-        batch_size`` its steps per epoch. The horizon is ``num_steps`` or ``epochs`` times the steps per epoch (needed
-        by the square-root strategy and to account the planned run at ``delta`` before training). The combination
-        (strategy, sampler, neighboring) is checked against privdyn's allow-list here, before any step.
+        The data loader's ``batch_size`` becomes the sampler's (expected) batch size and ``len(data_loader)`` its
+        steps per epoch, as in Opacus (whose Poisson rate is ``1 / len(data_loader)``; privdyn samples and accounts
+        at ``batch_size / n``, the same rate when ``batch_size`` divides ``n`` and otherwise a slightly larger one).
+        The horizon is ``num_steps`` or ``epochs`` times the steps per epoch (needed by the square-root strategy and
+        to account the planned run at ``delta`` before training). The combination (strategy, sampler, neighboring) is
+        checked against privdyn's allow-list here, before any step.
         """
-        n, batch_size = self._sizes(data_loader)
-        steps_per_epoch = max(n // batch_size, 1)
+        n, batch_size, steps_per_epoch = self._sizes(data_loader)
         horizon = self._horizon(epochs, num_steps, steps_per_epoch)
         validate_private_args(clip=max_grad_norm, noise_multiplier=noise_multiplier, batch_size=batch_size, n=n,
                               num_steps=horizon, clip_name="max_grad_norm")
         self.accountant = DPSGDAccountant(self.strategy, sampler=self.sampler, neighboring=self.neighboring, n=n,
                                           batch_size=batch_size, noise_multiplier=noise_multiplier,
                                           num_steps=horizon, delta=delta)
+        if is_data_parallel(module):
+            raise ValueError("make_private builds one process's data loader over the whole dataset: under "
+                             "DistributedDataParallel, build privdyn.torch.DPOptimizer(..., distributed=True) "
+                             "with a loader per rank that samples its shard (see docs/torch.md).")
         errors = ModuleValidator.validate(module, strict=False)
         if errors:
             raise ValueError(f"module has a layer with no per-example gradient rule: {errors[0]}")
@@ -196,8 +230,8 @@ class PrivacyEngine:
         ``(target_epsilon, target_delta)``-DP under privdyn's accountant (the calibration is kept in
         :attr:`calibration`, with its label). Correlated noise is calibrated by the amplified bound, seconds per
         search step: ``rtol=1e-2`` keeps it short."""
-        n, batch_size = self._sizes(data_loader)
-        horizon = self._horizon(epochs, num_steps, max(n // batch_size, 1))
+        n, batch_size, steps_per_epoch = self._sizes(data_loader)
+        horizon = self._horizon(epochs, num_steps, steps_per_epoch)
         if horizon is None:
             raise ValueError("give epochs or num_steps: the calibration needs the horizon; got neither.")
         self.calibration = calibrate_noise_multiplier(self.strategy, epsilon=target_epsilon, delta=target_delta, n=n,
@@ -209,8 +243,17 @@ class PrivacyEngine:
                                  loss_reduction=loss_reduction)
 
     def get_epsilon(self, delta: float) -> float:
-        """``epsilon`` of the steps taken so far (see :meth:`privacy_spent` for its label and relation)."""
-        return float(self.privacy_spent(delta))
+        """``epsilon`` of the steps taken so far (see :meth:`privacy_spent` for its label and relation).
+
+        When the sampler or the neighbouring relation is not Opacus' (Poisson, add/remove), every call also warns with
+        the value and the sampler and relation it holds for, so that the number is never read under Opacus'
+        semantics."""
+        loss = self.privacy_spent(delta)
+        if (self.sampler, self.neighboring) != OPACUS_SEMANTICS:
+            warnings.warn(f"epsilon={float(loss):.6g} at delta={delta!r} holds for {self.sampler} sampling and "
+                          f"{self.neighboring} neighbours (explicit arguments; Opacus reports Poisson sampling and "
+                          "add_remove neighbours).", SemanticsWarning, stacklevel=2)
+        return float(loss)
 
     def privacy_spent(self, delta: float) -> PrivacyLoss:
         if self.accountant is None:
@@ -218,12 +261,16 @@ class PrivacyEngine:
         return self.accountant.privacy_spent(delta)
 
     @staticmethod
-    def _sizes(data_loader: torch.utils.data.DataLoader) -> tuple[int, int]:
+    def _sizes(data_loader: torch.utils.data.DataLoader) -> tuple[int, int, int]:
+        """``(n, batch_size, steps per epoch = len(data_loader))``."""
         if not isinstance(data_loader, torch.utils.data.DataLoader):
             raise TypeError(f"data_loader must be a torch DataLoader; got {type(data_loader).__name__}.")
         if data_loader.batch_size is None:
             raise ValueError("data_loader must have a batch_size (the sampler's batch size); got None.")
-        return len(data_loader.dataset), int(data_loader.batch_size)  # type: ignore[arg-type]
+        steps = len(data_loader)
+        if steps < 1:
+            raise ValueError(f"data_loader must yield at least one batch per epoch; len(data_loader)={steps}.")
+        return len(data_loader.dataset), int(data_loader.batch_size), steps  # type: ignore[arg-type]
 
     @staticmethod
     def _horizon(epochs: int | None, num_steps: int | None, steps_per_epoch: int) -> int | None:

@@ -34,11 +34,11 @@ from privdyn import _check
 from privdyn.privacy.correlated import Independent, Strategy
 from privdyn.privacy.labels import PrivacyLoss
 from privdyn.torch.accountant import DPSGDAccountant, calibrate_noise_multiplier
-from privdyn.torch.noise import TorchNoiseStream, noise_stream
+from privdyn.torch.distributed import broadcast_source, is_data_parallel, sum_across_ranks, unwrap
+from privdyn.torch.noise import Source, TorchNoiseStream, noise_stream, secure_source
 
 if TYPE_CHECKING:
-    from privdyn.privacy.correlated import StepNormals
-    from privdyn.rng import CounterStream
+    from torch.distributed import ProcessGroup
 
 __all__ = ["PER_EXAMPLE", "PrivateOptimizer", "flat_parameters", "validate_private_args"]
 
@@ -195,9 +195,8 @@ class PrivateOptimizer:
 
         private = PrivateOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, loss_fn,
                                    clip=1.0, noise_multiplier=1.0, batch_size=B, strategy=LambdaCGD(0.5),
-                                   noise_source=secure_source(), n=n, sampler="fixed_size",
-                                   neighboring="zero_out", num_steps=T)
-        for x, y in loader:          # DataLoader(dataset, batch_sampler=BatchSampler(n, B, sampler="fixed_size", ...))
+                                   n=n, sampler="poisson", neighboring="add_remove", num_steps=T)
+        for x, y in loader:          # DataLoader(dataset, batch_sampler=BatchSampler(n, B, sampler="poisson", ...))
             private.step(x, y)
         private.privacy_spent(delta=1e-5)
 
@@ -210,13 +209,20 @@ class PrivateOptimizer:
         noise_multiplier: kappa >= 0: noise std ``clip * kappa`` on the sum of clipped gradients.
         batch_size: the (expected) batch size dividing the sum.
         strategy: the noise strategy (default :class:`~privdyn.privacy.correlated.Independent`).
-        noise_source: :class:`~privdyn.privacy.correlated.StepNormals`, :class:`~privdyn.rng.CounterStream`,
-            :func:`~privdyn.torch.secure_source` or a :class:`torch.Generator` (required when ``noise_multiplier > 0``).
+        noise_source: the normals: :func:`~privdyn.torch.secure_source` by default (device-native
+            :class:`~privdyn.torch.DeviceNormals` keyed from OS entropy); a seeded
+            :func:`~privdyn.torch.device_normals`, :class:`~privdyn.privacy.correlated.StepNormals`,
+            :class:`~privdyn.rng.CounterStream` or :class:`torch.Generator` for experiments.
         num_steps: the horizon (required by the square-root strategy and for a planned accounting).
         regenerate: regenerate past normals instead of buffering them (strategies that support it).
         per_example: one of :data:`PER_EXAMPLE`.
         n, sampler, neighboring: give all three to bind the run to privdyn's accountant (refused at construction if
             not on the allow-list); ``delta`` with ``num_steps`` also accounts the planned run up front.
+        distributed: data-parallel training (:mod:`privdyn.torch.distributed`): each rank clips its own examples,
+            the clipped sums are summed across ranks and the same noise (rank 0's key) is added on every rank;
+            ``batch_size`` and ``n`` are then those of all ranks together. Default: whether ``module`` is wrapped in
+            :class:`~torch.nn.parallel.DistributedDataParallel`.
+        process_group: the ranks (default: the default process group).
     """
 
     calibration: PrivacyLoss
@@ -224,12 +230,16 @@ class PrivateOptimizer:
 
     def __init__(self, optimizer: torch.optim.Optimizer, module: nn.Module, loss_fn: LossFn | None = None, *,
                  clip: float, noise_multiplier: float, batch_size: int, strategy: Strategy | None = None,
-                 noise_source: StepNormals | CounterStream | torch.Generator | None = None,
+                 noise_source: Source | None = None,
                  num_steps: int | None = None, regenerate: bool = False,
                  per_example: str = "auto", n: int | None = None, sampler: str | None = None,
-                 neighboring: str | None = None, delta: float | None = None) -> None:
+                 neighboring: str | None = None, delta: float | None = None, distributed: bool | None = None,
+                 process_group: ProcessGroup | None = None) -> None:
         if not isinstance(module, nn.Module):
             raise TypeError(f"module must be a torch.nn.Module; got {type(module).__name__}.")
+        self.distributed = is_data_parallel(module) if distributed is None else bool(distributed)
+        self.process_group = process_group
+        module = unwrap(module)
         validate_private_args(clip=clip, noise_multiplier=noise_multiplier, batch_size=batch_size, n=n,
                               num_steps=num_steps)
         _check.one_of(PER_EXAMPLE, per_example=per_example)
@@ -250,9 +260,9 @@ class PrivateOptimizer:
             noise_multiplier=self.noise_multiplier, num_steps=self.num_steps, delta=delta)
         self.noise: TorchNoiseStream | None = None
         if self.noise_multiplier > 0:
-            if noise_source is None:
-                raise ValueError("noise_source must be given when noise_multiplier > 0 (secure_source() in "
-                                 "deployment).")
+            noise_source = secure_source() if noise_source is None else noise_source
+            if self.distributed:
+                noise_source = broadcast_source(noise_source, process_group)
             size = sum(p.numel() for p in self.params)
             self.noise = noise_stream(strategy, (size,), noise_source, num_steps=self.num_steps,
                                       regenerate=regenerate, scale=self.clip * self.noise_multiplier / self.batch_size,
@@ -308,6 +318,8 @@ class PrivateOptimizer:
             losses, sums = self.engine.clipped_sum(x, y, self.clip)
         else:
             losses, sums = x.new_zeros((0,)), [torch.zeros_like(p) for p in self.params]
+        if self.distributed:
+            sums = sum_across_ranks(sums, self.process_group)
         noise = self.noise.next().view(-1) if self.noise is not None else None
         offset = 0
         for p, total in zip(self.params, sums, strict=True):
