@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from privdyn.experiments.results import CheckKind, fails_strict
+from privdyn.report.full_runs import full_run_outcome, full_run_summary
 
 __all__ = [
     "ReportError",
@@ -115,6 +116,8 @@ class ExperimentView:
     """What computing the result cost (its units' times as recorded when computed; survives a cached rerun)."""
     paper_url: str | None
     """The paper (arXiv PDF) that holds the reproduced figure, when the citation names an arXiv id."""
+    full_run: str | None
+    """For a quick run: the recorded full run's outcome in one sentence, where one is recorded."""
     environment: Mapping[str, Any]
     config: list[tuple[str, str]]
     figures: list[Figure]
@@ -355,8 +358,6 @@ def _margin_words(check: Mapping[str, Any]) -> str:
 
 
 def _check_rows(experiment: str, checks: Sequence[Mapping[str, Any]], quick: bool) -> list[CheckRow]:
-    from privdyn.report.full_runs import full_run_outcome
-
     rows = []
     for c in checks:
         expected, measured = format_value(c["expected"], limit=30), format_value(c["measured"], limit=30)
@@ -423,7 +424,8 @@ def _experiment(data: Mapping[str, Any], folder: Path, report_dir: Path) -> Expe
         name=name, title=data["title"], paper_key=name.split("-", 1)[0], reproduces=part, folder=folder_url,
         seed=data["seed"], quick=data["quick"], elapsed_s=float(data["elapsed_s"]),
         compute_s=float(compute) if isinstance(compute, int | float) and not isinstance(compute, bool) else None,
-        paper_url=f"https://arxiv.org/pdf/{arxiv}" if arxiv else None, environment=data["environment"],
+        paper_url=f"https://arxiv.org/pdf/{arxiv}" if arxiv else None,
+        full_run=full_run_summary(name) if data["quick"] else None, environment=data["environment"],
         config=_flatten(data["config"]), figures=figures, files=files, curves=_curves(data["series"]),
         checks=_check_rows(name, data["checks"], bool(data["quick"])), tables=tables, metrics=metrics)
 

@@ -15,7 +15,7 @@ import json
 from importlib import resources
 from typing import Any
 
-__all__ = ["FullRunOutcome", "full_run_outcome", "recorded_experiments"]
+__all__ = ["FullRunOutcome", "full_run_outcome", "full_run_summary", "recorded_experiments"]
 
 _WORDS = {"passed": "passed", "failed": "failed", "not_applicable": "not applicable", "finding": "a finding"}
 
@@ -42,6 +42,19 @@ def _records() -> dict[str, Any]:
 def recorded_experiments() -> list[str]:
     """The experiments a full run is recorded for."""
     return sorted(_records())
+
+
+def full_run_summary(experiment: str) -> str | None:
+    """One sentence on the recorded full run of ``experiment`` (its counts and failed checks), or None."""
+    record = _records().get(experiment)
+    if record is None:
+        return None
+    statuses = list(record["checks"].values())
+    counts = ", ".join(f"{statuses.count(s)} {_WORDS[s] if s != 'finding' else 'findings'}"
+                       for s in ("passed", "failed", "not_applicable", "finding") if statuses.count(s))
+    failed = [name for name, status in record["checks"].items() if status == "failed"]
+    text = f"The recorded full run ({record['source']}): {counts}"
+    return text + (f"; failed: {', '.join(failed)}." if failed else ".")
 
 
 def full_run_outcome(experiment: str, check: str) -> FullRunOutcome | None:
