@@ -354,7 +354,7 @@ def _margin_words(check: Mapping[str, Any]) -> str:
         return format_value(margin)
     if check["kind"] == CheckKind.FINDING or check["passed"] is None:
         return "—"
-    return "not recorded (no single tolerance)"
+    return "not recorded"
 
 
 def _check_rows(experiment: str, checks: Sequence[Mapping[str, Any]], quick: bool) -> list[CheckRow]:
