@@ -139,8 +139,9 @@ def layout_problems(fig: Any) -> list[str]:
                 problems.append(f"{name}: the curves {first.get_label()!r} and {second.get_label()!r} lie on top of "
                                 "each other and the legend does not say so.")
         texts = [("title", t) for t in (ax.title, ax._left_title, ax._right_title)]
-        texts += [("x label", ax.xaxis.label), ("y label", ax.yaxis.label)]
-        for axis_name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+        axes_shown = (("x", ax.xaxis), ("y", ax.yaxis)) if ax.axison else ()  # axis("off") hides ticks and labels
+        texts += [(f"{axis_name} label", axis.label) for axis_name, axis in axes_shown]
+        for axis_name, axis in axes_shown:
             drawn = axis._update_ticks()  # the ticks a draw shows (others keep stale labels, never drawn)
             shown = [label for tick in drawn for label in (tick.label1, tick.label2)
                      if label.get_visible() and label.get_text()]

@@ -489,8 +489,8 @@ class Calibration(Experiment):
 
     def plot(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
         plt = pyplot()
-        fig, all_axes = plt.subplots(1, 3, figsize=(20.0, 4.8), layout="constrained")
-        axes = all_axes[:2]
+        fig, grid = plt.subplots(2, 2, figsize=(13.0, 9.0), layout="constrained")
+        axes, legend_ax, amplified_ax = grid[0], grid[1][1], grid[1][0]
         epsilons = sorted({s["params"]["epsilon"] for s in result["series"]})
         colors = plt.get_cmap("viridis")(np.linspace(0.05, 0.85, max(len(epsilons), 1)))
         styles = {"theorem_f12": "-", "theorem_f12_proved": "--"}
@@ -520,10 +520,11 @@ class Calibration(Experiment):
         axes[0].set_title("κ by accountant", fontsize=9)
         axes[1].set_title("cumulative noise variance at T under each calibration", fontsize=9)
         handles, labels = axes[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="outside right upper", fontsize=6.5, frameon=False,
-                   title="left and middle panels", title_fontsize=7)
-        self._plot_amplified(all_axes[2], result)
-        fig.suptitle(f"left and middle: n = {result['config']['n']}, B = {result['config']['batch_size']}, "
+        legend_ax.axis("off")
+        legend_ax.legend(handles, labels, loc="center", fontsize=7, frameon=False, title="top panels",
+                         title_fontsize=8)
+        self._plot_amplified(amplified_ax, result)
+        fig.suptitle(f"top panels: n = {result['config']['n']}, B = {result['config']['batch_size']}, "
                      f"T = {result['config']['num_steps']}, δ = {result['config']['delta']}", fontsize=9)
         return [save_figure(fig, out_dir, paper=result["paper"])]
 
