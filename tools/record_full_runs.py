@@ -42,8 +42,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         day = datetime.datetime.fromtimestamp(path.stat().st_mtime, tz=datetime.UTC).date().isoformat()
         version = result["environment"].get("privdyn", "?")
+        commit = result["environment"].get("git_commit")
+        built = f"privdyn {version}" + (f" at {commit[:10]}" if commit else "")
         experiments[result["experiment"]] = {
-            "source": f"privdyn run {result['experiment']}, seed {result['seed']}, privdyn {version}, {day}",
+            "source": f"privdyn run {result['experiment']}, seed {result['seed']}, {built}, {day}",
             "checks": {c["name"]: _status(c) for c in result["checks"]},
         }
         counts = {s: sum(v == s for v in experiments[result["experiment"]]["checks"].values())
