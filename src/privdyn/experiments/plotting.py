@@ -112,6 +112,9 @@ def layout_problems(fig: Any) -> list[str]:
     - no two text boxes overlap: titles (of axes and of the figure), axis labels, tick labels, legends (each legend
       as one box) and free text. Tick labels of one axis may not overlap each other either. Text inside an axes'
       data area (annotations) is compared with the other texts, not with the curves.
+
+    The boxes are those of the figure before :func:`save_figure`'s tight crop; a figure legend anchored to the
+    figure's bottom edge moves with that crop (onto the citation line), so figure legends go on the right.
     """
     import math
 
@@ -175,8 +178,8 @@ _ON_TOP = "drawn on top of"
 
 
 def coincident_lines(ax: Any, rtol: float = 1e-6) -> list[tuple[Any, Any]]:
-    """Pairs of labelled curves of ``ax`` (earlier, later) with the same points to ``rtol`` (relative to the data's
-    range): the later one hides the earlier one."""
+    """Pairs of labelled curves of ``ax`` (earlier, later) with the same points to ``rtol`` (relative to the earlier
+    curve's largest |y|): the later one hides the earlier one."""
     import numpy as np
 
     lines = [line for line in ax.get_lines() if line.get_visible() and not line.get_label().startswith("_")
@@ -188,7 +191,8 @@ def coincident_lines(ax: Any, rtol: float = 1e-6) -> list[tuple[Any, Any]]:
             (xi, yi), (xj, yj) = data[i], data[j]
             if xi.shape != xj.shape or yi.shape != yj.shape:
                 continue
-            scale = max(float(np.nanmax(np.abs(yi))) if yi.size else 0.0, np.finfo(float).tiny)
+            finite = np.abs(yi[np.isfinite(yi)])
+            scale = max(float(finite.max()) if finite.size else 0.0, np.finfo(float).tiny)
             if np.allclose(xi, xj, rtol=rtol, atol=0.0) and np.allclose(yi, yj, rtol=rtol, atol=rtol * scale,
                                                                           equal_nan=True):
                 pairs.append((lines[i], lines[j]))
