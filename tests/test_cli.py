@@ -103,7 +103,7 @@ def test_run_writes_the_documented_outputs(capsys, tmp_path):
     assert isinstance(result["outputs_s"], float) and result["outputs_s"] > 0
     assert result["series"][0]["params"]["renyi_order"] == 10  # integer-valued parameters are JSON integers
     for check in result["checks"]:
-        assert set(check) == {"name", "kind", "claim", "expected", "measured", "tolerance", "standard_error",
+        assert set(check) == {"name", "kind", "claim", "expected", "measured", "tolerance", "standard_error", "margin",
                               "passed", "note"}
     # paper claims whose K values exceed max_num_steps are restricted; the 5-digit table needs K up to 1000
     assert (target / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

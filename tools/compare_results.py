@@ -36,7 +36,7 @@ from pathlib import Path
 
 __all__ = ["IGNORED_KEYS", "Comparison", "compare_values", "compare_dirs", "main"]
 
-IGNORED_KEYS = frozenset({"environment", "elapsed_s", "outputs_s"})
+IGNORED_KEYS = frozenset({"environment", "elapsed_s", "outputs_s", "compute_s"})
 """Top-level and nested keys that describe the run, not its results."""
 
 _NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}

@@ -73,7 +73,7 @@ def run(out, *, seed=0, quick=False, force=False, **overrides):
 
 
 def without_elapsed(result):
-    return {k: v for k, v in result.items() if k not in ("elapsed_s", "outputs_s")}
+    return {k: v for k, v in result.items() if k not in ("elapsed_s", "outputs_s", "compute_s")}
 
 
 @pytest.fixture(autouse=True)
@@ -107,6 +107,21 @@ def test_second_run_uses_the_cache_and_force_recomputes(tmp_path):
     assert without_elapsed(first) == without_elapsed(second)
     _, counts = run(tmp_path, force=True)
     assert len(CALLS) == 6 and counts.computed == 6
+
+
+def test_a_cached_rerun_reports_the_cost_of_the_run_that_computed_the_result(tmp_path):
+    first, counts = run(tmp_path)
+    assert counts.computed == 6 and first["compute_s"] == pytest.approx(counts.compute_s) and first["compute_s"] > 0
+    second, counts = run(tmp_path)
+    assert counts.cached == 6 and second["compute_s"] == first["compute_s"]  # not the rerun's own (tiny) time
+    on_disk = json.loads((tmp_path / "test-counting" / "result.json").read_text())
+    assert on_disk["compute_s"] == first["compute_s"]
+    for path in (tmp_path / "test-counting" / ".cache").glob("*.json"):  # a cache written before times were kept
+        record = json.loads(path.read_text())
+        record.pop("compute_s")
+        path.write_text(json.dumps(record))
+    third, counts = run(tmp_path)
+    assert counts.cached == 6 and counts.untimed == 6 and third["compute_s"] is None
 
 
 @pytest.mark.parametrize("change", [dict(scale=2.0), dict(seed=1), dict(quick=True)])

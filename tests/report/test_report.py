@@ -214,3 +214,61 @@ def test_privacy_curves_without_a_known_guarantee_label_are_flagged(reproduction
     flagged = [next(row.iter("td")).text for row in rows if list(row.iter("span", class_="missing"))]
     assert flagged == [result["series"][0]["name"], result["series"][1]["name"]]
     assert len(rows) == len(result["series"])
+
+
+def test_failure_cards_name_every_value_and_the_legend_defines_the_kinds(reproduction):
+    page = _page(reproduction)
+    cards = list(page.find("section", id="failures").iter("article", class_="failure"))
+    assert cards
+    for card in cards:
+        fields = {div.find("dt").text: div.find("dd").text for div in card.find("dl", class_="values").iter("div")}
+        assert {"expected", "measured", "tolerance", "margin"} <= set(fields)
+        assert all(value.strip() and value != "—" for value in fields.values()), fields
+    legend = page.find("details", id="legend").text
+    for word in ("invariant", "paper claim", "finding", "no expected outcome", "margin", "cost", "full run"):
+        assert word in legend
+
+
+def test_margins_are_shown_in_the_check_tables(reproduction):
+    results = _results(reproduction)
+    page = _page(reproduction)
+    for name, result in results.items():
+        rows = list(page.find("section", id=f"exp-{name}").find("table", class_="checks").iter("tr",
+                                                                                              class_="checks-row"))
+        for row, check in zip(rows, result["checks"], strict=True):
+            margin = list(row.iter("td"))[7].text
+            if check.get("margin") is not None:
+                assert margin == format_value(check["margin"])
+                assert (check["margin"] >= 0) == (check["passed"] is True)
+
+
+def test_cost_survives_a_cached_rerun_and_the_paper_is_linked(reproduction, tmp_path):
+    results = _results(reproduction)
+    page = _page(reproduction)
+    for name, result in results.items():
+        assert isinstance(result["compute_s"], float) and result["compute_s"] >= 0
+        meta = page.find("section", id=f"exp-{name}").find("p", class_="meta")
+        assert any(a.attrs["href"].startswith("https://arxiv.org/pdf/") for a in meta.iter("a"))
+    out = tmp_path / "again"
+    shutil.copytree(reproduction, out)
+    assert main(["reproduce", "--quick", "--only", "langevin-table1", "--out", str(out), "--executor", "serial"]) == 0
+    again = json.loads((out / "langevin-table1" / "result.json").read_text())
+    assert again["compute_s"] == results["langevin-table1"]["compute_s"]  # the cached rerun keeps the first cost
+
+
+def test_a_quick_check_whose_full_run_differs_says_so(reproduction, tmp_path, monkeypatch):
+    from privdyn.report import full_runs
+
+    result = _results(reproduction)["langevin-table1"]
+    check = result["checks"][0]
+    assert _status(check) == "passed"
+    record = {"langevin-table1": {"source": "privdyn run langevin-table1, a test record",
+                                  "checks": {check["name"]: "failed"}}}
+    monkeypatch.setattr(full_runs, "_records", lambda: record)
+    folder = tmp_path / "out"
+    shutil.copytree(reproduction / "langevin-table1", folder / "langevin-table1")
+    write_report(folder)
+    section = _page(folder).find("section", id="exp-langevin-table1")
+    assert "1 check gave another outcome in the recorded full run" in " ".join(section.text.split())
+    first = next(section.find("table", class_="checks").iter("tr", class_="checks-row"))
+    assert "Full run: failed in the full configuration (privdyn run langevin-table1, a test record)" in first.text

@@ -130,6 +130,11 @@ class UnitCache:
 
     def load(self, key: str) -> dict[str, Any] | None:
         """The cached output, or None when absent or unreadable (a torn file is recomputed, never trusted)."""
+        found = self.load_timed(key)
+        return None if found is None else found[0]
+
+    def load_timed(self, key: str) -> tuple[dict[str, Any], float | None] | None:
+        """The cached output and the seconds its computation took (None where the entry records none), or None."""
         path = self._path(key)
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
@@ -137,14 +142,16 @@ class UnitCache:
             return None
         if not isinstance(record, dict) or record.get("key") != key or "output" not in record:
             return None
-        return record["output"]
+        seconds = record.get("compute_s")
+        return record["output"], float(seconds) if isinstance(seconds, int | float) else None
 
     def lock(self, key: str) -> UnitLock:
         """The (not yet acquired) lock that a run holds while it computes the unit of ``key``."""
         return UnitLock(self.directory / f"{key}.lock")
 
-    def store(self, key: str, unit: Unit, output: Mapping[str, Any]) -> None:
-        record = {"key": key, "unit_key": unit.key, **self._fields, "output": output}
+    def store(self, key: str, unit: Unit, output: Mapping[str, Any], *, compute_s: float | None = None) -> None:
+        """Cache ``output``, with the seconds its computation took (reported again by every run that reuses it)."""
+        record = {"key": key, "unit_key": unit.key, **self._fields, "compute_s": compute_s, "output": output}
         atomic_write_text(self._path(key), _dumps(record) + "\n")
 
     def __len__(self) -> int:

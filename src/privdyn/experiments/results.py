@@ -148,6 +148,11 @@ class Metric:
 class Check:
     """One asserted (or measured) statement. ``passed`` is None for findings and not-applicable checks.
 
+    ``margin`` is how far inside its pass region the check landed, in the units of ``tolerance``: the tolerance
+    minus the deviation it bounds (|measured − expected|, relative where the tolerance is relative; for an ordering,
+    the relative excess in ``measured``). It is >= 0 when the check passes and < 0 when it fails; None where the
+    check states no single tolerance (its claim says what is compared).
+
     ``standard_error`` is the SE of a Monte-Carlo comparison; a check over several points (a curve, a grid, the
     competitors of a schedule) records one SE per compared point, so that its power (set by its largest SE) does not
     depend on which point the seed made the worst one (``expected``, ``measured`` and ``tolerance`` are that point's).
@@ -162,6 +167,7 @@ class Check:
     tolerance: float | None = None
     standard_error: float | Sequence[float] | None = None
     note: str = ""
+    margin: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", CheckKind(self.kind))
@@ -179,6 +185,7 @@ class Check:
             "measured": to_jsonable(self.measured),
             "tolerance": to_jsonable(self.tolerance),
             "standard_error": to_jsonable(self.standard_error),
+            "margin": None if self.margin is None else to_jsonable(float(self.margin)),
             "passed": self.passed,
             "note": self.note,
         }
@@ -205,7 +212,8 @@ def check_close(
 ) -> Check:
     """Compare numbers (or equal-shape arrays): passes when every |measured − expected| ≤ atol + rtol·|expected|.
 
-    The recorded tolerance is ``rtol`` when only a relative tolerance is given, else ``atol``.
+    The recorded tolerance is ``rtol`` when only a relative tolerance is given, else ``atol``; the margin is in
+    the same units (relative, resp. absolute), at the worst element.
     """
     if rtol is None and atol is None:
         raise ValueError("check_close needs rtol or atol.")
@@ -213,6 +221,11 @@ def check_close(
     m = np.asarray(measured, dtype=float)
     bound = (atol or 0.0) + (rtol or 0.0) * np.abs(e)
     passed = bool(np.all(np.abs(m - e) <= bound)) and bool(np.all(np.isfinite(m)))
+    slack = bound - np.abs(m - e)
+    if atol is None:  # relative units: the slack over |expected| (where expected is 0, any deviation fails)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slack = np.where(np.abs(e) > 0, slack / np.abs(e), np.where(m == e, float(rtol or 0.0), -np.inf))
+    margin = float(np.min(slack)) if slack.size and np.all(np.isfinite(m)) else -math.inf
     return Check(
         name=name,
         kind=kind,
@@ -222,6 +235,7 @@ def check_close(
         tolerance=rtol if atol is None else atol,
         passed=passed,
         note=note,
+        margin=margin,
     )
 
 
@@ -233,7 +247,7 @@ def check_ordering(name: str, *, kind: CheckKind, claim: str, lower: Any, upper:
     excess = (lo - hi) / np.maximum(np.abs(hi), np.finfo(float).tiny)
     worst = float(np.max(excess)) if excess.size else 0.0
     return Check(name=name, kind=kind, claim=claim, expected=None, measured=worst, tolerance=rtol,
-                 passed=bool(np.all(lo <= hi + rtol * np.abs(hi))), note=note)
+                 passed=bool(np.all(lo <= hi + rtol * np.abs(hi))), note=note, margin=rtol - worst)
 
 
 Z_SCORE = 5.0
@@ -257,7 +271,7 @@ def check_monte_carlo(name: str, *, claim: str, expected: float, measured: float
     recorded = standard_error if point_standard_errors is None else [float(v) for v in point_standard_errors]
     return Check(name=name, kind=kind, claim=claim, expected=expected, measured=measured, tolerance=tolerance,
                  standard_error=recorded, passed=abs(measured - expected) <= tolerance,
-                 note=f"{text}. {note}".strip())
+                 note=f"{text}. {note}".strip(), margin=tolerance - abs(measured - expected))
 
 
 FAMILY_LEVEL = 1e-6

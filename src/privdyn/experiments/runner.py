@@ -200,18 +200,37 @@ def prepare_selection(names: Sequence[str], *, quick: bool = False, overrides: M
     return prepared
 
 
-def _run_unit(experiment: Experiment, config: ExperimentConfig, unit: Unit, seed: int) -> dict[str, Any]:
-    """Compute one unit with BLAS pinned to one thread (identical numbers on every executor)."""
+def _run_unit(experiment: Experiment, config: ExperimentConfig, unit: Unit,
+              seed: int) -> tuple[dict[str, Any], float]:
+    """Compute one unit with BLAS pinned to one thread (identical numbers on every executor); return its output and
+    the wall time it took on the worker."""
+    start = time.perf_counter()
     with threadpool_limits(limits=1):
-        return normalize(experiment.compute_unit(config, unit, seed))
+        output = normalize(experiment.compute_unit(config, unit, seed))
+    return output, time.perf_counter() - start
 
 
 @dataclasses.dataclass
 class UnitCounts:
-    """How many units a run took from the cache and how many it computed."""
+    """How many units a run took from the cache and how many it computed, and what computing them cost.
+
+    ``compute_s`` sums the wall time of every unit of the result as it was measured when the unit was computed: a unit
+    taken from the cache brings the time recorded with it, so a cached rerun reports the cost of the run that computed
+    the result, not its own. ``untimed`` counts cached units that carry no recorded time (caches written before times
+    were recorded).
+    """
 
     cached: int = 0
     computed: int = 0
+    compute_s: float = 0.0
+    untimed: int = 0
+
+    def add_cached(self, seconds: float | None) -> None:
+        self.cached += 1
+        if seconds is None:
+            self.untimed += 1
+        else:
+            self.compute_s += seconds
 
 
 def compute_units(experiment: Experiment, config: ExperimentConfig, *, seed: int, quick: bool = False,
@@ -236,10 +255,10 @@ def compute_units(experiment: Experiment, config: ExperimentConfig, *, seed: int
     for unit in units:
         if cache is not None:
             cache_keys[unit.key] = cache.key(unit, experiment.unit_config(config, unit))
-            cached = None if force else cache.load(cache_keys[unit.key])
+            cached = None if force else cache.load_timed(cache_keys[unit.key])
             if cached is not None:
-                results[unit.key] = cached
-                counts.cached += 1
+                results[unit.key] = cached[0]
+                counts.add_cached(cached[1])
                 continue
         pending.append(unit)
     if progress is not None:
@@ -261,11 +280,11 @@ def compute_units(experiment: Experiment, config: ExperimentConfig, *, seed: int
         if not lock.acquire(blocking=blocking):
             deferred.append(unit)
             return False
-        cached = None if force else cache.load(cache_keys[unit.key])
+        cached = None if force else cache.load_timed(cache_keys[unit.key])
         if cached is not None:  # another run computed it while this one waited
             lock.release()
-            results[unit.key] = cached
-            counts.cached += 1
+            results[unit.key] = cached[0]
+            counts.add_cached(cached[1])
             if progress is not None:
                 progress(len(results), len(units))
             return False
@@ -289,12 +308,13 @@ def compute_units(experiment: Experiment, config: ExperimentConfig, *, seed: int
             failed = [f for f in finished if f.exception() is not None]
             for future in sorted(finished, key=lambda f: f in failed):  # cache every success before raising
                 unit = in_flight.pop(future)
-                output = future.result()
+                output, seconds = future.result()
                 if cache is not None:
-                    cache.store(cache_keys[unit.key], unit, output)
+                    cache.store(cache_keys[unit.key], unit, output, compute_s=seconds)
                     locks.pop(unit.key).release()
                 results[unit.key] = output
                 counts.computed += 1
+                counts.compute_s += seconds
                 if progress is not None:
                     progress(len(results), len(units))
     except BaseException:
@@ -335,6 +355,7 @@ def build_result(experiment: Experiment, config: ExperimentConfig, unit_outputs:
         "environment": outputs.environment(),
         "elapsed_s": elapsed_s,
         "outputs_s": None,
+        "compute_s": None,
     }
 
 
@@ -362,16 +383,21 @@ def run_experiment(experiment: Experiment, config: ExperimentConfig, *, seed: in
     """Run one experiment end to end and return the result dict.
 
     With ``out_dir`` the units are cached under ``out_dir/NAME/.cache/`` (a rerun resumes: it computes only the
-    missing units, and its result equals an uninterrupted run's except ``elapsed_s`` and ``outputs_s``) and the
-    outputs are written (``outputs_s`` is None when nothing is written).
+    missing units, and its result equals an uninterrupted run's except the timings ``elapsed_s``, ``outputs_s`` and
+    ``compute_s``) and the outputs are written (``outputs_s`` is None when nothing is written). ``compute_s`` is the
+    sum of the units' compute times as recorded when each was computed (see :class:`UnitCounts`), so a cached rerun
+    keeps the cost of the run that computed the result; None where a cached unit recorded no time.
     """
     start = time.perf_counter()
     cache = (UnitCache(out_dir / experiment.name / ".cache", experiment=experiment.name, seed=seed, quick=quick)
              if out_dir is not None else None)
+    counts = counts if counts is not None else UnitCounts()
     unit_outputs = compute_units(experiment, config, seed=seed, quick=quick, executor=executor, cache=cache,
                                  force=force, progress=progress, counts=counts)
     result = build_result(experiment, config, unit_outputs, seed=seed, quick=quick, elapsed_s=0.0)
     result["elapsed_s"] = time.perf_counter() - start
+    if not counts.untimed:  # the units' recorded times: what computing this result cost, whichever run did it
+        result["compute_s"] = counts.compute_s
     if out_dir is not None:
         write_outputs(experiment, result, out_dir)
     return result
@@ -386,6 +412,7 @@ def write_summary(results: Sequence[Mapping[str, Any]], out_dir: Path) -> None:
                 "quick": r["quick"],
                 "elapsed_s": r["elapsed_s"],
                 "outputs_s": r.get("outputs_s"),
+                "compute_s": r.get("compute_s"),
                 "checks_passed": sum(c["passed"] is True for c in r["checks"]),
                 "checks_failed": sum(c["passed"] is False for c in r["checks"]),
                 "checks_not_applicable_or_findings": sum(c["passed"] is None for c in r["checks"]),

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from privdyn.experiments.results import CheckKind, fails_strict
+from privdyn.report.full_runs import full_run_outcome, full_run_summary
 
 __all__ = [
     "ReportError",
@@ -62,11 +63,17 @@ class CheckRow:
     measured: str
     tolerance: str
     standard_error: str
+    margin: str
+    """The margin (tolerance minus the deviation it bounds; < 0 fails), or words saying why there is none."""
+    expected_words: str
+    """``expected`` for the failure cards: the value, or words saying why there is none."""
     full_values: str
     """Expected and measured written out in full (for a tooltip where the cells are cut)."""
     note: str
     unexplained: bool
     """A failed invariant, or a failed paper claim without a note: what ``--strict`` fails on."""
+    full_run: str = ""
+    """Where this is a quick run and the full configuration's recorded outcome differs: what the full run gave."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +112,12 @@ class ExperimentView:
     seed: int
     quick: bool
     elapsed_s: float
+    compute_s: float | None
+    """What computing the result cost (its units' times as recorded when computed; survives a cached rerun)."""
+    paper_url: str | None
+    """The paper (arXiv PDF) that holds the reproduced figure, when the citation names an arXiv id."""
+    full_run: str | None
+    """For a quick run: the recorded full run's outcome in one sentence, where one is recorded."""
     environment: Mapping[str, Any]
     config: list[tuple[str, str]]
     figures: list[Figure]
@@ -116,6 +129,15 @@ class ExperimentView:
 
     def count(self, kind: str, status: str | None = None) -> int:
         return sum(c.kind == kind and (status is None or c.status == status) for c in self.checks)
+
+    @property
+    def cost_s(self) -> float:
+        """The recorded compute cost, or this run's elapsed time where none is recorded."""
+        return self.elapsed_s if self.compute_s is None else self.compute_s
+
+    @property
+    def full_run_differs(self) -> list[CheckRow]:
+        return [c for c in self.checks if c.full_run]
 
     @property
     def failed(self) -> int:
@@ -167,6 +189,10 @@ class Report:
     @property
     def elapsed_s(self) -> float:
         return sum(e.elapsed_s for e in self.experiments)
+
+    @property
+    def cost_s(self) -> float:
+        return sum(e.cost_s for e in self.experiments)
 
     @property
     def quick(self) -> str:
@@ -311,16 +337,44 @@ def _curves(series: Sequence[Mapping[str, Any]]) -> list[Curve]:
     return curves
 
 
-def _check_rows(experiment: str, checks: Sequence[Mapping[str, Any]]) -> list[CheckRow]:
+def _expected_words(check: Mapping[str, Any], shown: str) -> str:
+    """``expected`` as shown on a failure card: where there is no value, why."""
+    if check["expected"] is not None:
+        return shown
+    if check["kind"] == CheckKind.FINDING:
+        return "none (a finding has no expected outcome)"
+    if check["passed"] is None:
+        return "none (not applicable to this config)"
+    return "none (an ordering or a condition: see the claim)"
+
+
+def _margin_words(check: Mapping[str, Any]) -> str:
+    margin = check.get("margin")
+    if margin is not None:
+        return format_value(margin)
+    if check["kind"] == CheckKind.FINDING or check["passed"] is None:
+        return "—"
+    return "not recorded"
+
+
+def _check_rows(experiment: str, checks: Sequence[Mapping[str, Any]], quick: bool) -> list[CheckRow]:
     rows = []
     for c in checks:
         expected, measured = format_value(c["expected"], limit=30), format_value(c["measured"], limit=30)
         full = (f"expected {format_value(c['expected'], limit=600)}; measured {format_value(c['measured'], limit=600)}"
                 if "…" in expected + measured else "")
+        status = _status(c)
+        full_run = ""
+        if quick:
+            recorded = full_run_outcome(experiment, str(c["name"]))
+            if recorded is not None and recorded.status != status and "failed" in (recorded.status, status):
+                full_run = f"{recorded.status_words} in the full configuration ({recorded.source})"
         rows.append(CheckRow(experiment=experiment, name=str(c["name"]), kind=str(c["kind"]), claim=str(c["claim"]),
-                             status=_status(c), expected=expected, measured=measured,
+                             status=status, expected=expected, measured=measured,
                              tolerance=format_value(c["tolerance"]), standard_error=format_value(c["standard_error"]),
-                             full_values=full, note=str(c["note"] or ""), unexplained=fails_strict(c)))
+                             margin=_margin_words(c), expected_words=_expected_words(c, expected),
+                             full_values=full, note=str(c["note"] or ""), unexplained=fails_strict(c),
+                             full_run=full_run))
     return rows
 
 
@@ -364,11 +418,16 @@ def _experiment(data: Mapping[str, Any], folder: Path, report_dir: Path) -> Expe
                "rows": [[format_value(v, limit=60) for v in row] for row in t.get("rows", [])]}
               for t in data["tables"] if isinstance(t, dict)]
     folder_url = "" if folder == report_dir else _relative(folder, report_dir) + "/"
+    _, arxiv, _ = _split_citation(data["paper"])
+    compute = data.get("compute_s")
     return ExperimentView(
         name=name, title=data["title"], paper_key=name.split("-", 1)[0], reproduces=part, folder=folder_url,
-        seed=data["seed"], quick=data["quick"], elapsed_s=float(data["elapsed_s"]), environment=data["environment"],
+        seed=data["seed"], quick=data["quick"], elapsed_s=float(data["elapsed_s"]),
+        compute_s=float(compute) if isinstance(compute, int | float) and not isinstance(compute, bool) else None,
+        paper_url=f"https://arxiv.org/pdf/{arxiv}" if arxiv else None,
+        full_run=full_run_summary(name) if data["quick"] else None, environment=data["environment"],
         config=_flatten(data["config"]), figures=figures, files=files, curves=_curves(data["series"]),
-        checks=_check_rows(name, data["checks"]), tables=tables, metrics=metrics)
+        checks=_check_rows(name, data["checks"], bool(data["quick"])), tables=tables, metrics=metrics)
 
 
 def collect(directory: Path) -> Report:

@@ -35,6 +35,7 @@ from privdyn.experiments.dpgd_heatmaps.common import (
     _summary_table,
     _valley,
 )
+from privdyn.experiments.labels import words
 from privdyn.experiments.naming import json_number, unit_key
 from privdyn.experiments.results import (
     Check,
@@ -207,7 +208,8 @@ class _RealHeatmaps(Experiment[RealHeatmapConfig]):
     def plot(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
         cfg = result["config"]
         return [_plot_heatmaps(result, out_dir, method="simulation", cap=self.cap, filename="figure.png",
-                               title=f"DP-GD validation loss on {cfg['dataset']} (mean of {cfg['num_runs']} runs), "
+                               title=f"DP-GD validation loss on {words('dataset', cfg['dataset'])} "
+                                     f"(mean of {cfg['num_runs']} runs), "
                                      f"ρ = {cfg['rho']:g}; red: c = 1, η̃(0) = 2/γ, cη̃(0) = ln(1/γ)",
                                quantity="validation loss (squared error / 2)")]
 

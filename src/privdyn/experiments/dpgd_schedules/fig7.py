@@ -33,7 +33,7 @@ from privdyn.experiments.dpgd_schedules.common import (
     _tune_on_ode,
 )
 from privdyn.experiments.naming import json_number, printed_value, unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.experiments.plotting import as_floats, mark_coincident, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
     Z_SCORE,
     Check,
@@ -525,7 +525,7 @@ class Fig7(Experiment[Fig7Config]):
     def plot(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
         plt = pyplot()
         panels = list(result["config"]["spectra"])
-        fig, axes = plt.subplots(2, len(panels), figsize=(6.2 * len(panels), 9), squeeze=False)
+        fig, axes = plt.subplots(2, len(panels), figsize=(6.2 * len(panels), 9), squeeze=False, layout="constrained")
         labels = sorted({(s["params"]["schedule"], s["params"]["schedule_exponent"] or 0.0)
                          for s in result["series"]}, key=lambda t: (t[0] == "harmonic", t[1]))
         colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.9, max(len(labels), 1)))
@@ -546,10 +546,12 @@ class Fig7(Experiment[Fig7Config]):
                 ax.set_xscale("log")
                 ax.set_yscale("log")
                 ax.set_xlabel("n")
-                ax.set_ylabel("R(θ^p)" if row == 0 else "R(θ^p) / R_α=0(θ^p)")
+                ax.set_ylabel(r"excess risk $R(\theta^p)$" if row == 0
+                              else r"$R(\theta^p)\,/\,R(\theta^p)$ of $\alpha = 0$")
                 name = "Σ = I" if panel == "identity" else "uniform spectrum on [0, 2]"
                 ax.set_title(f"{name}{' (normalized by α = 0)' if row else ''}", fontsize=10)
                 ax.grid(alpha=0.3, which="both")
+                mark_coincident(ax)  # alpha = 0 normalized by itself: simulation and ODE both equal 1
                 if row == 0 and j == 0:
                     ax.legend(fontsize=7, ncol=2)
         cfg = result["config"]

@@ -27,6 +27,7 @@ from privdyn.experiments.dpgd_schedules.common import (
     _schedule_label,
 )
 from privdyn.experiments.dpgd_schedules.fig7 import Fig7
+from privdyn.experiments.labels import words
 from privdyn.experiments.naming import json_number, unit_key
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
@@ -291,7 +292,7 @@ class Fig8(Experiment[Fig8Config]):
             ax.set_yscale("log")
             ax.set_xlabel("n")
             ax.set_ylabel("validation loss P(θ^p)")
-            ax.set_title(f"{dataset} (ρ = {result['config']['rho']}, c = {result['config']['clip']}; "
+            ax.set_title(f"{words('dataset', dataset)} (ρ = {result['config']['rho']}, c = {result['config']['clip']}; "
                          "bands: mean ± 1 sd over runs)", fontsize=10)
             ax.grid(alpha=0.3, which="both")
             ax.legend(fontsize=7)

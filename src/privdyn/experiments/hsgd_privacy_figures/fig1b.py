@@ -172,7 +172,7 @@ class Fig1b(Experiment[Fig1bConfig]):
                 ax = axes[row, col]
                 for s in select_series(result, iterate=k, gap=gap):
                     ax.plot(as_floats(s["x"]), as_floats(s["y"]), ".", ms=3, color=f"C{col}")
-                    ax.set_xlabel(s["x_label"])
+                    ax.set_xlabel(r"proxy $\|g(\theta)\|$" if gap == "proxy" else r"exact $\|g_s(\theta)\|$")
                 ax.set_ylabel("per-pair Rényi DP ε (surrogate)")
                 ax.set_yscale("log")
                 ax.set_title(f"k = {k}, {gap} gap", fontsize=9)

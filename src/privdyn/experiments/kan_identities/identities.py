@@ -28,7 +28,7 @@ from privdyn.experiments.kan_identities.common import (
     load_pool,
 )
 from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.experiments.plotting import as_floats, mark_coincident, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
     Check,
     Metric,
@@ -387,19 +387,26 @@ class Identities(Experiment[IdentitiesConfig]):
             p = s["params"]
             style = "-" if p["quantity"] == "recursion_residual" else "--"
             axes[0].plot(as_floats(s["x"]), np.maximum(as_floats(s["y"]), 1e-3), style,
-                         label=f"{p['quantity']}, λ = {p['noise_correlation']}")
+                         label=f"{_WORDS[p['quantity']]}, λ = {p['noise_correlation']}")
         axes[0].set_yscale("log")
         axes[0].set_xlabel("step t")
-        axes[0].set_ylabel("|residual| / (u · scale)")
+        axes[0].set_ylabel("|residual| / (u · scale), floored at 10⁻³")
         axes[0].set_title("shifted iterate and Lemma C.1 on DP-SGD runs", fontsize=9)
         axes[0].legend(fontsize=7)
         for s in select_series(result, method="enumeration"):
             axes[1].plot(as_floats(s["x"]), as_floats(s["y"]), marker="o" if s["params"]["quantity"] != "closed_form"
-                         else None, label=s["params"]["quantity"])
+                         else None, label=_WORDS[s["params"]["quantity"]])
         axes[1].set_yscale("log")
         axes[1].set_xlabel("batch size B")
-        axes[1].set_ylabel("E ||x̄_B − x̄||²")
+        axes[1].set_ylabel(r"$E\,\|\bar x_B - \bar x\|^2$ (0 at B = n is off the log axis)")
         axes[1].set_title("Lemma B.2 by enumeration", fontsize=9)
-        axes[1].legend(fontsize=7)
+        mark_coincident(axes[1])  # the enumeration equals Lemma B.2's closed form
+        axes[1].legend(fontsize=7, loc="lower left")
         fig.tight_layout()
         return [save_figure(fig, out_dir, paper=result["paper"])]
+
+
+_WORDS = {"recursion_residual": "shifted-iterate recursion", "lemma_c1_residual": "Lemma C.1",
+          "batch_mean_variance": "enumerated variance", "closed_form": "Lemma B.2 closed form",
+          "bound": "Lemma B.2 bound"}
+"""Legend words for the quantities of the kan-identities series."""

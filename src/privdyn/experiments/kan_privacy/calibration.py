@@ -15,8 +15,9 @@ from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.kan_privacy import amplified
 from privdyn.experiments.kan_privacy.common import CLAIM, INVARIANT, PAPER, _check_noise_correlations
+from privdyn.experiments.labels import words
 from privdyn.experiments.naming import json_number, printed_value, unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.experiments.plotting import as_floats, mark_coincident, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
     Check,
     CheckKind,
@@ -488,8 +489,8 @@ class Calibration(Experiment):
 
     def plot(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
         plt = pyplot()
-        fig, all_axes = plt.subplots(1, 3, figsize=(17.0, 4.6))
-        axes = all_axes[:2]
+        fig, grid = plt.subplots(2, 2, figsize=(13.0, 9.0), layout="constrained")
+        axes, legend_ax, amplified_ax = grid[0], grid[1][1], grid[1][0]
         epsilons = sorted({s["params"]["epsilon"] for s in result["series"]})
         colors = plt.get_cmap("viridis")(np.linspace(0.05, 0.85, max(len(epsilons), 1)))
         styles = {"theorem_f12": "-", "theorem_f12_proved": "--"}
@@ -499,25 +500,32 @@ class Calibration(Experiment):
             for color, eps in zip(colors, epsilons, strict=True):
                 for s in select_series(result, epsilon=eps, quantity=quantity):
                     p = s["params"]
-                    label = f"{p['accountant']} ({p['neighboring']}, {p['guarantee']}), ε = {eps}"
+                    label = (f"{words('accountant', p['accountant'])} ({words('neighboring', p['neighboring'])}, "
+                             f"{words('guarantee', p['guarantee'])}), ε = {eps:g}")
                     if p["accountant"] in styles:
                         ax.plot(as_floats(s["x"]), as_floats(s["y"]), color=color, ls=styles[p["accountant"]],
                                 lw=1.2, label=label)
                     else:
-                        label = f"{p['accountant']} {p['sampling']} ({p['neighboring']}, {p['guarantee']}), ε = {eps}"
+                        label = (f"{words('accountant', p['accountant'])}, λ = 0, {words('sampling', p['sampling'])} "
+                                 f"({words('neighboring', p['neighboring'])}, {words('guarantee', p['guarantee'])}), "
+                                 f"ε = {eps:g}")
                         ax.plot(as_floats(s["x"]), as_floats(s["y"]), color=color, ls="none",
                                 marker=markers.get((p["accountant"], p["sampling"]), "^"), ms=6, label=label)
             ax.set_yscale("log")
             ax.set_xlabel("noise correlation λ")
+        for ax in axes:  # kappa grows as sqrt(constant)/epsilon: constant 8 at epsilon 1 is constant 2 at 0.5
+            mark_coincident(ax)
         axes[0].set_ylabel("noise multiplier κ (relative to the clip)")
         axes[1].set_ylabel(r"$\kappa^2 (1 + (1 - \lambda)^2 (T - 1))$")
         axes[0].set_title("κ by accountant", fontsize=9)
         axes[1].set_title("cumulative noise variance at T under each calibration", fontsize=9)
-        axes[0].legend(fontsize=6)
-        self._plot_amplified(all_axes[2], result)
-        fig.suptitle(f"n = {result['config']['n']}, B = {result['config']['batch_size']}, "
+        handles, labels = axes[0].get_legend_handles_labels()
+        legend_ax.axis("off")
+        legend_ax.legend(handles, labels, loc="center", fontsize=7, frameon=False, title="top panels",
+                         title_fontsize=8)
+        self._plot_amplified(amplified_ax, result)
+        fig.suptitle(f"top panels: n = {result['config']['n']}, B = {result['config']['batch_size']}, "
                      f"T = {result['config']['num_steps']}, δ = {result['config']['delta']}", fontsize=9)
-        fig.tight_layout()
         return [save_figure(fig, out_dir, paper=result["paper"])]
 
     @staticmethod
@@ -531,7 +539,7 @@ class Calibration(Experiment):
         for color, setting in zip(colors, settings, strict=True):
             rows = [r for r in table["rows"] if (r[col["n"]], r[col["batch_size"]], r[col["num_steps"]]) == setting]
             x = [float(r[col["noise_correlation"]]) for r in rows]
-            label = f"n={setting[0]}, B={setting[1]}, T={setting[2]}"
+            label = f"n = {setting[0]}, B = {setting[1]}, T = {setting[2]}"
             ax.plot(x, [float(r[col["kappa_amplified_bound"]]) for r in rows], color=color, marker="o", lw=1.2,
                     label=f"{label}: amplified bound")
             ax.plot(x, [float(r[col["kappa_theorem_f12_proved"]]) for r in rows], color=color, ls="--", lw=1.0,

@@ -31,6 +31,7 @@ from privdyn.experiments.kan_training.common import (
     t_interval,
 )
 from privdyn.experiments.kan_training.kappas import KAPPA_RTOL
+from privdyn.experiments.labels import words
 from privdyn.experiments.naming import json_number, unit_key
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
 from privdyn.experiments.results import (
@@ -378,11 +379,11 @@ class Fig1Left(Experiment):
     def plot(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
         plt = pyplot()
         datasets = list(dict.fromkeys(s["params"]["dataset"] for s in result["series"]))
-        fig, axes = plt.subplots(len(datasets), 2, figsize=(11, 3.8 * len(datasets)), squeeze=False)
+        fig, axes = plt.subplots(len(datasets), 2, figsize=(11, 3.8 * len(datasets) + 0.5), squeeze=False,
+                                 layout="constrained")
         for row, ds in zip(axes, datasets, strict=True):
             base = select_series(result, dataset=ds, panel="nonprivate", quantity="test_accuracy")
-            for ax, panel, title in zip(row, PANELS, ("(a) same κ for every λ",
-                                                      "(b) κ(λ) by the amplified bound"),
+            for ax, panel, title in zip(row, PANELS, ("(a) one κ for every λ", "(b) κ(λ) from the amplified bound"),
                                         strict=True):
                 found = select_series(result, dataset=ds, panel=panel, quantity="test_accuracy")
                 eps_values = sorted({s["params"]["epsilon"] for s in found})
@@ -391,16 +392,26 @@ class Fig1Left(Experiment):
                     for s in select_series(result, dataset=ds, panel=panel, quantity="test_accuracy", epsilon=eps):
                         x = as_floats(s["x"])
                         marker = "s" if panel == "same_noise" else "o"
+                        p = s["params"]
+                        how = ("κ of λ = 0 by " if panel == "same_noise" else "κ(λ) by the ") + (
+                            words("accountant", p["accountant"]))
                         ax.errorbar(x, as_floats(s["y"]),
                                     yerr=[np.subtract(as_floats(s["y"]), as_floats(s["y_low"])),
                                           np.subtract(as_floats(s["y_high"]), as_floats(s["y"]))],
                                     color=color, marker=marker, ms=4, capsize=2, lw=1.1,
-                                    label=f"ε = {eps:g} ({s['params']['accountant']}, {s['params']['neighboring']})")
+                                    label=f"ε = {eps:g}: {how}, {words('neighboring', p['neighboring'])}")
                 if base:
                     ax.axhline(float(base[0]["y"][0]), color="k", ls=":", lw=0.9, label="non-private (κ = 0)")
-                ax.set_title(f"{ds}: {title}", fontsize=9)
+                ax.set_ylim(0.0, 1.02)
+                ax.set_title(f"{words('dataset', ds)}: {title}", fontsize=9)
                 ax.set_xlabel("noise correlation λ")
-                ax.set_ylabel("test accuracy (95% CI over seeds)")
-                ax.legend(fontsize=6)
-        fig.tight_layout()
+                ax.set_ylabel("test accuracy")
+                ax.legend(fontsize=6.5, loc="best")
+        cfg = result["config"]
+        seeds = cfg.get("num_seeds")
+        text = f"mean and 95% t-interval over {seeds} seeds (cut to [0, 1])"
+        if result.get("quick"):
+            text = (f"QUICK RUN, a smoke test: {text}; with so few seeds the intervals are too wide to compare "
+                    f"settings. Run without --quick for the figure.")
+        fig.suptitle(text, fontsize=9, color="C1" if result.get("quick") else "k")
         return [save_figure(fig, out_dir, paper=result["paper"])]

@@ -275,26 +275,31 @@ class Fig1(Experiment[Fig1Config]):
         return checks
 
     def plot(self, result: Mapping[str, Any], out_dir: Path) -> list[str]:
+        """One panel per strong convexity λ (shared y axis), the Rényi orders in colour, the composition baseline
+        dashed in every panel. Drawn together, curves of equal α/λ share their asymptote αS_g²/(λσ²n²) and lie on
+        top of each other; one panel per λ keeps every curve visible and shows λ setting the convergence speed."""
         plt = pyplot()
-        fig, ax = plt.subplots(figsize=(9.5, 5))
         orders = sorted({s["params"]["renyi_order"] for s in result["series"]})
-        lams = sorted({s["params"]["strong_convexity"] for s in result["series"]})
+        lams = sorted({s["params"]["strong_convexity"] for s in select_series(result, method="dynamics")})
+        fig, axes = plt.subplots(1, len(lams), figsize=(4.2 * len(lams) + 0.6, 4.4), sharey=True, squeeze=False,
+                                 layout="constrained")
         colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, max(len(orders), 1)))
-        styles = ["-", "-.", ":", (0, (5, 1)), (0, (1, 2))]
-        for color, a in zip(colors, orders, strict=True):
-            for j, lam in enumerate(lams):
-                (s,) = select_series(result, method="dynamics", renyi_order=a, strong_convexity=lam)
-                ax.plot(s["x"], as_floats(s["y"]), color=color, linestyle=styles[j % len(styles)], lw=1.6,
-                        label=f"dynamics α={a}, λ={lam}")
-            s = select_series(result, method="composition", renyi_order=a)[0]
-            ax.plot(s["x"], as_floats(s["y"]), color=color, linestyle="--", lw=1.0, label=f"composition α={a}")
-        cfg = result["config"]
         top = max(m["value"] for m in result["metrics"] if m["name"] == "asymptote")
-        ax.set_ylim(0, 1.15 * top)
-        ax.set_xlabel("iterations K")
-        ax.set_ylabel("RDP ε(α, K)")
-        ax.set_title(f"Noisy GD last iterate (n={cfg['n']}, η={cfg['step_size']}, σ={cfg['noise_scale']}, "
-                     f"$S_g$={cfg['sensitivity']})", fontsize=10)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # outside the data
-        ax.grid(alpha=0.3)
+        for ax, lam in zip(axes[0], lams, strict=True):
+            for color, a in zip(colors, orders, strict=True):
+                (s,) = select_series(result, method="dynamics", renyi_order=a, strong_convexity=lam)
+                ax.plot(s["x"], as_floats(s["y"]), color=color, lw=1.8, label=f"Corollary 1, α = {a}")
+                s = select_series(result, method="composition", renyi_order=a)[0]
+                ax.plot(s["x"], as_floats(s["y"]), color=color, linestyle="--", lw=1.0,
+                        label=f"composition baseline, α = {a}")
+            ax.set_ylim(0, 1.15 * top)
+            ax.set_xlabel("iterations K")
+            ax.set_title(f"strong convexity λ = {lam:g}", fontsize=10)
+            ax.grid(alpha=0.3)
+        axes[0][0].set_ylabel("RDP ε(α, K)")
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside right upper", fontsize=7.5, frameon=False)
+        cfg = result["config"]
+        fig.suptitle(f"Noisy GD last iterate (n = {cfg['n']}, η = {cfg['step_size']}, σ = {cfg['noise_scale']}, "
+                     f"$S_g$ = {cfg['sensitivity']})", fontsize=10)
         return [save_figure(fig, out_dir, paper=result["paper"])]

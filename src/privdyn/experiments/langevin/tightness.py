@@ -15,6 +15,7 @@ from privdyn import _check, rng
 from privdyn.algorithms import noisy_gd as ngd
 from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.config import ExperimentConfig
+from privdyn.experiments.labels import words
 from privdyn.experiments.langevin.common import CLAIM, INVARIANT, PAPER
 from privdyn.experiments.naming import json_number, printed_value
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure
@@ -291,7 +292,8 @@ class Tightness(Experiment[TightnessConfig]):
         fig, ax = plt.subplots(figsize=(7, 4.8))
         for s in result["series"]:
             style = {"lower_bound": ":", "composition": "--"}.get(s["params"]["quantity"], "-")
-            ax.plot(s["x"], as_floats(s["y"]), linestyle=style, label=f"{s['name']} [{s['params']['guarantee']}]")
+            label = f"{s['name']} [{words('guarantee', s['params']['guarantee'])}]"
+            ax.plot(s["x"], as_floats(s["y"]), linestyle=style, label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("iterations K")

@@ -28,6 +28,7 @@ import numpy as np
 
 from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.config import ConfigError, ExperimentConfig
+from privdyn.experiments.labels import words
 from privdyn.experiments.naming import unit_key
 from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
 from privdyn.experiments.results import Check, CheckKind, Metric, Series, Table, finding
@@ -270,7 +271,7 @@ class SklearnClassification(Experiment):
             ticks = sorted({float(v) for s in select_series(result, dataset=name) for v in as_floats(s["x"])})
             ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
             ax.minorticks_off()
-            ax.set_title(name, fontsize=9)
+            ax.set_title(words("dataset", name), fontsize=9)
             ax.set_xlabel("epsilon")
             ax.set_ylabel("test accuracy")
         axes.flat[0].legend(fontsize=7)
