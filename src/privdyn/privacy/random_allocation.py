@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -238,8 +239,8 @@ def _check_inputs(sigma: float, steps_per_epoch: int, num_epochs: int) -> None:
     _check.integer(minimum=1, steps_per_epoch=steps_per_epoch, num_epochs=num_epochs)
 
 
-def allocation_pld(sigma: float, *, steps_per_epoch: int, num_epochs: int,
-                   grid: AllocationGrid | None = None, pessimistic: bool = True):  # type: ignore[no-untyped-def]
+def allocation_pld(sigma: float, *, steps_per_epoch: int, num_epochs: int, grid: AllocationGrid | None = None,
+                   pessimistic: bool = True, participation: float = 1.0) -> Any:
     """dp-accounting's ``PrivacyLossDistribution`` of ``num_epochs`` epochs of random 1-out-of-t allocation.
 
     Args:
@@ -248,15 +249,26 @@ def allocation_pld(sigma: float, *, steps_per_epoch: int, num_epochs: int,
         num_epochs: E >= 1, each with an independent allocation.
         grid: the discretization (:class:`AllocationGrid`); any grid gives an upper bound.
         pessimistic: True: a PLD that dominates the pair in both directions (the accountant). False: a PLD
-            dominated by the remove direction (P, Q) of the pair (for lower bounds only; its add direction is
-            not meaningful and is set to the same law).
+            dominated by the remove direction (P, Q) of the pair (for lower bounds only; it has no add direction).
+        participation: rho in (0, 1], lower bounds only: the record joins the epoch's t steps with probability
+            rho and no step otherwise, i.e. P = (1 - rho) Q + rho P_t, whose likelihood ratio is 1 - rho + rho Y.
+
+    Returns:
+        a ``dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution``.
     """
     from dp_accounting.pld import privacy_loss_distribution as pld_module
 
     _check_inputs(sigma, steps_per_epoch, num_epochs)
     grid = grid or AllocationGrid()
     h = grid.value_discretization_interval
+    _check.scalar(participation=participation)
+    _check.in_range(0.0, 1.0, closed="right", participation=participation)
+    if pessimistic and participation != 1.0:
+        raise ValueError(f"participation must be 1 for the upper bound (pessimistic=True); got "
+                         f"participation={participation!r}.")
     law, q_escape, p_escape = _law_of_average(int(steps_per_epoch), float(sigma), grid, pessimistic)
+    if participation != 1.0:
+        law = dataclasses.replace(law, y=1.0 - participation + participation * law.y)
     positive = (law.y > 0.0) & (law.mass > 0.0)
     zero_mass = float(law.mass[law.y == 0.0].sum())
     if pessimistic:  # the points are exp(k h): the losses are on dp-accounting's grid
@@ -301,12 +313,13 @@ def epsilon(sigma: float, *, steps_per_epoch: int, num_epochs: int, delta: float
 
 
 def epsilon_lower_bound(sigma: float, *, steps_per_epoch: int, num_epochs: int, delta: float,
-                        grid: AllocationGrid | None = None) -> float:
-    """A lower bound on the epsilon of the random-allocation pair (its remove direction), rounded down throughout:
-    no mechanism dominated by... nothing dominated by this pair; a mechanism whose ε is at least the pair's (e.g.
-    shuffled epochs on a chosen dataset pair) has ε at least this value."""
+                        participation: float = 1.0, grid: AllocationGrid | None = None) -> float:
+    """A lower bound on the epsilon of the random-allocation pair (its remove direction, contracted in the convex
+    order at every step): any mechanism whose epsilon is at least the pair's (e.g. shuffled epochs on a chosen pair
+    of datasets, :mod:`privdyn.privacy.shuffling`) has epsilon at least this value. ``participation`` as in
+    :func:`allocation_pld`."""
     _check.scalar(delta=delta)
     _check.in_range(0.0, 1.0, closed="neither", delta=delta)
     pld = allocation_pld(sigma, steps_per_epoch=steps_per_epoch, num_epochs=num_epochs, grid=grid,
-                         pessimistic=False)
+                         pessimistic=False, participation=participation)
     return float(pld.get_epsilon_for_delta(float(delta)))
