@@ -23,6 +23,9 @@ independent        poisson     add_remove   dp-accounting PLD of the Poisson-sub
 independent        fixed_size  replace_one  dp-accounting RDP, sampling without replacement (WBK 2019)      bound
 independent        fixed_size  zero_out     Theorem F.8's pair at lambda = 0: Poisson-subsampled Gaussian   bound
                                             at rate B/n (dp-accounting PLD)
+independent        random_     add_remove,  the balls-in-bins pair (Chua et al., arXiv 2412.16802) over      bound
+                   allocation  zero_out     ceil(T / t) epochs of t = ceil(n / B) steps
+                                            (:mod:`privdyn.privacy.random_allocation`)
 lambda_cgd         fixed_size  zero_out     the smaller of the amplified bound and Theorem F.12 (proved     bound
                                             constant 2, where epsilon <= 1 and r T >= 3 ln(2 / delta))
 lambda_cgd         poisson     add_remove   amplified bound                                                 bound
@@ -51,8 +54,10 @@ For lambda-CGD under fixed-size sampling with zero-out neighbours, Theorem F.12 
 is a second valid upper bound where its conditions hold: the row reports the smaller epsilon (or the smaller
 calibrated kappa), and ``source`` names the accountant that gave it.
 
-Still refused: shuffled epochs for every noise (participation is not i.i.d. per step, and shuffling is not Poisson
-sampling), replace-one neighbours for correlated noise (a replace-one neighbour is two zero-out steps; the group
+Still refused, each with a named reason (:data:`REFUSAL_REASONS`): shuffled epochs for every noise (participation
+is not i.i.d. per step, and shuffling is not Poisson sampling; for independent noise the error prints the Poisson
+epsilon beside a valid lower bound on shuffling's, :mod:`privdyn.privacy.shuffling`), correlated noise under random
+allocation, replace-one neighbours for correlated noise (a replace-one neighbour is two zero-out steps; the group
 conversion is loose and privdyn does not apply it silently), independent noise under fixed-size add-remove or
 Poisson replace-one, and the square-root factorization under any sampler: its encoder coefficients never become
 negligible, so the amplified bound conditions on every lag of the whole horizon and its cost grows as T^2, which has
