@@ -358,12 +358,17 @@ def _allocation_epsilon(relation: NeighboringRelation) -> EpsilonFn:
 def _allocation_noise_multiplier(relation: NeighboringRelation) -> NoiseMultiplierFn:
     def noise_multiplier(strategy: correlated.Strategy, epsilon: float, delta: float, sizes: _Sizes,
                          rtol: float) -> PrivacyLoss:
-        """Bisection in log kappa on the accountant itself: the returned kappa's epsilon is <= the target, and
-        kappa / (1 + rtol) exceeds it (epsilon decreases in kappa)."""
+        """Brent's method on log epsilon against log kappa, on the accountant itself, then certified: the returned
+        kappa's epsilon is <= the target and kappa / (1 + rtol) exceeds it (epsilon decreases in kappa)."""
+        from scipy import optimize
+
         evaluate = _allocation_epsilon(relation)
+        cache: dict[float, float] = {}
 
         def eps(kappa: float) -> float:
-            return float(evaluate(strategy, kappa, sizes, delta).value)
+            if kappa not in cache:
+                cache[kappa] = float(evaluate(strategy, kappa, sizes, delta).value)
+            return cache[kappa]
 
         poisson = correlated_calibration.noise_multiplier_dp_accounting(
             n=sizes.n, batch_size=sizes.batch_size, num_steps=sizes.num_steps, epsilon=epsilon, delta=delta,
@@ -374,16 +379,21 @@ def _allocation_noise_multiplier(relation: NeighboringRelation) -> NoiseMultipli
         low = high / 1.25
         while eps(low) <= epsilon:
             high, low = low, low / 1.25
-        while high / low > 1.0 + rtol:
-            mid = math.sqrt(high * low)
-            if eps(mid) <= epsilon:
-                high = mid
-            else:
-                low = mid
+        if high / low > 1.0 + rtol:
+            root = optimize.brentq(lambda x: math.log(eps(math.exp(x))) - math.log(epsilon), math.log(low),
+                                   math.log(high), xtol=rtol / 4.0)
+            candidate = math.exp(root) * (1.0 + rtol / 4.0)
+            while eps(candidate) > epsilon:  # certify the safe side
+                candidate *= 1.0 + rtol / 4.0
+            high = min(high, candidate)
+            low = max(low, high / (1.0 + rtol))
+            while eps(low) <= epsilon:  # certify tightness: kappa / (1 + rtol) misses the target
+                high, low = low, low / (1.0 + rtol)
         steps_per_epoch, epochs = _allocation_epochs(sizes)
         return PrivacyLoss(value=high, guarantee=Guarantee.BOUND, quantity="noise_multiplier", neighboring=relation,
                            sampler="random_allocation",
-                           source=f"bisection on the random-allocation PLD (t={steps_per_epoch}, {epochs} epochs): "
+                           source=f"Brent's method on the random-allocation PLD (t={steps_per_epoch}, {epochs} "
+                                  f"epochs): "
                                   f"epsilon({high:.6g}) <= {epsilon!r} < epsilon(kappa / (1 + rtol))")
 
     return noise_multiplier
