@@ -58,10 +58,13 @@ def test_one_step_per_epoch_is_the_gaussian_mechanism():
         assert upper - lower <= 2e-3 * exact
 
 
+SLOW = pytest.mark.slow
+
+
 @pytest.mark.parametrize(("sigma", "t", "epochs", "delta"), [
     (1.0, 10, 1, 1e-2),
-    (0.7, 4, 3, 1e-2),
-    (1.5, 20, 2, 1e-3),
+    pytest.param(0.7, 4, 3, 1e-2, marks=SLOW),
+    pytest.param(1.5, 20, 2, 1e-3, marks=SLOW),
 ])
 def test_never_below_a_monte_carlo_lower_confidence_bound(sigma, t, epochs, delta):
     """The accountant's epsilon has delta(epsilon) <= delta; the Monte-Carlo lower confidence bound of the exact
@@ -76,14 +79,18 @@ def test_never_below_a_monte_carlo_lower_confidence_bound(sigma, t, epochs, delt
     assert estimate_low + Z * se_low >= delta
 
 
-@pytest.mark.parametrize(("sigma", "t", "epochs"), [(1.0, 10, 1), (1.0, 1000, 1), (0.8, 100, 3), (2.0, 10, 20)])
+SETTINGS = [(1.0, 10, 1), pytest.param(1.0, 1000, 1, marks=SLOW), pytest.param(0.8, 100, 3, marks=SLOW),
+            (2.0, 10, 20)]
+
+
+@pytest.mark.parametrize(("sigma", "t", "epochs"), SETTINGS)
 def test_upper_and_certified_lower_bounds_are_within_half_a_percent(sigma, t, epochs):
     upper = float(ra.epsilon(sigma, steps_per_epoch=t, num_epochs=epochs, delta=1e-5).value)
     lower = ra.epsilon_lower_bound(sigma, steps_per_epoch=t, num_epochs=epochs, delta=1e-5)
     assert 0.0 < lower <= upper <= 1.005 * lower
 
 
-@pytest.mark.parametrize(("sigma", "t", "epochs"), [(1.0, 10, 1), (1.0, 1000, 1), (0.8, 100, 3), (2.0, 10, 20)])
+@pytest.mark.parametrize(("sigma", "t", "epochs"), SETTINGS)
 def test_at_most_poisson_at_the_same_rate(sigma, t, epochs):
     """Feldman & Shenfeld (arXiv 2602.17284): for the Gaussian mechanism random allocation is at least as private
     as Poisson sampling at rate 1/t over the same steps: our upper bound is at most dp-accounting's Poisson
