@@ -7,10 +7,11 @@ independent allocations. Under add-remove neighbours the pair
 
     P = (1/t) sum_j N(e_j, sigma^2 I_t),    Q = N(0, sigma^2 I_t)
 
-dominates one epoch (Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha & Zhang, "Balls-and-Bins Sampling for DP-SGD",
-arXiv 2412.16802: the dominating pair of adaptive batch linear queries under balls-and-bins sampling; Feldman &
-Shenfeld, arXiv 2502.08202, Section 2: random allocation of a Gaussian step), and ``E`` epochs are dominated by the
-product pair (adaptive composition of dominating pairs, Zhu, Dong & Wang 2022, Theorem 10).
+dominates one epoch (Chua, Ghazi, Harrison, Leeman, Kamath, Kumar, Manurangsi, Sinha & Zhang, "Balls-and-Bins
+Sampling for DP-SGD", AISTATS 2025, arXiv 2412.16802: the tightly dominating pair of adaptive batch linear queries
+under balls-and-bins sampling; random 1-out-of-t allocation of Feldman & Shenfeld, arXiv 2502.08202), and ``E``
+epochs are dominated by the product pair (adaptive composition of dominating pairs: Zhu, Dong & Wang, "Optimal
+accounting of differential privacy via characteristic function", AISTATS 2022).
 
 **The computation.** ``Y = dP/dQ = (1/t) sum_j W_j`` with ``W_j = exp((y_j - 1/2) / sigma^2)`` i.i.d. under Q
 (log-normal: ``log W ~ N(-a/2, a)``, ``a = 1/sigma^2``, ``E_Q W = 1``). Every hockey-stick divergence of the pair,
@@ -54,7 +55,7 @@ from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
 
 __all__ = ["AllocationGrid", "allocation_pld", "epsilon", "epsilon_lower_bound", "SOURCE"]
 
-SOURCE = ("random allocation (balls-in-bins), Gaussian noise: the dominating pair of Chua et al. 2025 "
+SOURCE = ("random allocation (balls-in-bins), Gaussian noise: the tightly dominating pair of Chua et al., AISTATS 2025 "
           "(arXiv 2412.16802) for one epoch, composed over epochs; the likelihood-ratio law built by convex-order "
           "(connect-the-dots) doubling, composed by dp-accounting's PLD")
 
