@@ -35,10 +35,12 @@ The final law sits on points ``exp(k h)``, so the privacy loss ``log Y`` is on d
 ``nu_k`` at loss ``-k h``; dp-accounting composes the epochs (pessimistic truncation) and converts to epsilon.
 The result is an upper bound for any grid; the grid only sets how tight it is.
 
-**The lower bound.** :func:`epsilon_lower_bound` rounds every intermediate value *down* to the grid instead (a
-stochastically smaller ``Y`` lowers the remove-direction divergence ``E_Q (Y - alpha)_+``, increasing in Y), drops
-the split-off event, and composes with dp-accounting's optimistic rounding: a valid lower bound on the pair's
-epsilon (remove direction), used to show what shuffled epochs cost (:mod:`privdyn.privacy.shuffling`).
+**The lower bound.** :func:`epsilon_lower_bound` merges the masses of every grid cell into one point at their mean
+instead (a convex-order decrease, so every divergence only falls; for the last step it is a post-processing of
+the pair), drops the split-off event, rounds the final losses down to the grid (a smaller ``Y`` lowers the
+remove-direction divergence ``E_Q (Y - alpha)_+``, increasing in Y) and composes with dp-accounting's optimistic
+truncation: a valid lower bound on the pair's epsilon (remove direction). It certifies how tight the upper bound
+is, and shows what shuffled epochs cost (:mod:`privdyn.privacy.shuffling`).
 """
 
 from __future__ import annotations
