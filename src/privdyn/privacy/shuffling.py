@@ -34,6 +34,10 @@ from privdyn.privacy.labels import NeighboringRelation
 
 __all__ = ["ShuffleEvidence", "shuffle_evidence"]
 
+_LOWER_BOUND_GRID = random_allocation.AllocationGrid(value_discretization_interval=1e-3, tail_spacing=5e-2,
+                                                     bulk_points_per_sd=10.0)
+"""A coarse grid: the lower bound is valid on any grid, and a refusal should come back in seconds."""
+
 
 @dataclasses.dataclass(frozen=True)
 class ShuffleEvidence:
@@ -88,6 +92,6 @@ def shuffle_evidence(noise_multiplier: float, *, n: int, batch_size: int, num_st
     if epochs:
         lower = random_allocation.epsilon_lower_bound(
             sigma, steps_per_epoch=full, num_epochs=epochs, delta=delta, participation=full * batch_size / n,
-            grid=random_allocation.AllocationGrid(value_discretization_interval=1e-3))
+            grid=_LOWER_BOUND_GRID)
     return ShuffleEvidence(poisson_epsilon=poisson_epsilon, lower_bound=max(lower, 0.0), epochs=epochs,
                            batches_per_epoch=full)
