@@ -226,7 +226,7 @@ def test_without_replacement_batch_variance_lemma_b2():
 
 def test_poisson_and_shuffle_train():
     model, w0, x, y = _problem()
-    for sampler in ("poisson", "shuffle"):
+    for sampler in ("poisson", "shuffle", "random_allocation"):
         res = dpsgd(model, w0, x, y, num_steps=30, step_size=1.0, batch_size=10, sampler=sampler,
                     sampling_rng=np.random.default_rng(0), log_every=30)
         assert res.log.train_loss[-1] < res.log.train_loss[0]
@@ -286,3 +286,29 @@ def test_bad_data():
         dpsgd(model, w0[:, 1:], x, y, **kw)
     with pytest.raises(ValueError, match="initial_params must be finite"):
         dpsgd(model, np.full_like(w0, np.nan), x, y, **kw)
+
+
+def test_random_allocation_puts_each_example_in_exactly_one_uniform_step_per_epoch():
+    """Balls-in-bins as the accountant assumes: t = ceil(n / B) steps per epoch, the batches of an epoch partition
+    the examples, and each example's step is uniform over the t steps (chi-square over 3,000 epochs, level 1e-6
+    Bonferroni over the n examples) and independent of another example's (their same-step rate is 1/t, z = 5)."""
+    n, batch, epochs = 20, 6, 3_000
+    steps = 4  # ceil(20 / 6)
+    gen = sample_batches("random_allocation", n=n, batch_size=batch, rng=np.random.default_rng(3))
+    slots = np.empty((epochs, n), dtype=int)
+    for e in range(epochs):
+        batches = [next(gen) for _ in range(steps)]
+        together = np.concatenate(batches)
+        assert together.size == n and np.unique(together).size == n
+        for s, idx in enumerate(batches):
+            slots[e, idx] = s
+    threshold = stats.chi2.isf(1e-6 / n, steps - 1)
+    for i in range(n):
+        counts = np.bincount(slots[:, i], minlength=steps)
+        assert np.sum((counts - epochs / steps) ** 2 / (epochs / steps)) <= threshold
+    same = np.mean(slots[:, 0] == slots[:, 1])
+    assert abs(same - 1 / steps) <= 5.0 * math.sqrt((1 / steps) * (1 - 1 / steps) / epochs)
+    again = sample_batches("random_allocation", n=n, batch_size=batch, rng=np.random.default_rng(3))
+    first = sample_batches("random_allocation", n=n, batch_size=batch, rng=np.random.default_rng(3))
+    for _ in range(8):
+        np.testing.assert_array_equal(next(again), next(first))

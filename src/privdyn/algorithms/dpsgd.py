@@ -34,7 +34,12 @@ the risks over ``W_0, ..., W_{T-1}`` (:attr:`DPSGDResult.averaged_train_loss`) a
 * ``"poisson"``: every example joins independently with probability ``batch_size / n``; the sum is still divided by
   ``batch_size`` (the expected size, as in the standard Poisson-subsampled Gaussian accountant).
 * ``"shuffle"``: one random permutation per epoch, cut into ``n // batch_size`` consecutive batches (the remainder of
-  the permutation is dropped). No accountant of the kan paper covers it (in particular not lambda > 0).
+  the permutation is dropped). No accountant of the kan paper covers it (in particular not lambda > 0), and privdyn
+  refuses it (:mod:`privdyn.privacy.shuffling` shows why).
+* ``"random_allocation"`` (balls-in-bins): an epoch has ``t = ceil(n / batch_size)`` steps and every example joins
+  exactly one of them, drawn uniformly and independently of the other examples and of other epochs; batch sizes
+  vary (mean ``n / t <= batch_size``) and the sum is divided by ``batch_size``, a public constant. Matches the
+  allow-list's random-allocation row (independent noise, :mod:`privdyn.privacy.random_allocation`).
 
 **Random streams.** Batches come from ``sampling_rng`` (a :class:`numpy.random.Generator`) and the noise from
 ``noise_rng`` (a :class:`~privdyn.rng.StepNormals` or :class:`~privdyn.rng.CounterStream`), so
@@ -68,8 +73,9 @@ __all__ = [
     "dpsgd",
 ]
 
-SAMPLERS = ("fixed_size", "poisson", "shuffle")
-"""Batch samplers: the paper's fixed-size sampling without replacement per step, Poisson, and shuffled epochs."""
+SAMPLERS = ("fixed_size", "poisson", "shuffle", "random_allocation")
+"""Batch samplers: the paper's fixed-size sampling without replacement per step, Poisson, shuffled epochs, and
+random allocation (balls-in-bins: each example in exactly one uniformly drawn step of every epoch)."""
 
 
 @runtime_checkable
@@ -95,7 +101,7 @@ class PerExampleGradientModel(Protocol):
 
 @renamed_arguments(generator="rng")
 def sample_batches(sampler: str, *, n: int, batch_size: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """An endless iterator of index batches (see the module docstring for the three samplers)."""
+    """An endless iterator of index batches (see the module docstring for the four samplers)."""
     _check.one_of(SAMPLERS, sampler=sampler)
     _check.integer(minimum=1, n=n, batch_size=batch_size)
     n, batch_size = int(n), int(batch_size)
@@ -113,6 +119,14 @@ def _batches(sampler: str, n: int, batch_size: int, rng: np.random.Generator) ->
         rate = batch_size / n
         while True:
             yield np.flatnonzero(rng.random(n) < rate)
+    elif sampler == "random_allocation":
+        steps = -(-n // batch_size)
+        while True:
+            slot = rng.integers(0, steps, size=n)
+            order = np.argsort(slot, kind="stable")
+            bounds = np.searchsorted(slot[order], np.arange(steps + 1))
+            for b in range(steps):
+                yield order[bounds[b]: bounds[b + 1]]
     else:
         per_epoch = n // batch_size
         while True:

@@ -66,6 +66,7 @@ __all__ = [
     "DPSGDCorrelatedPoisson",
     "DPSGDFixedSize",
     "DPSGDPoisson",
+    "DPSGDRandomAllocation",
     "LangevinLogistic",
     "LangevinQuadratic",
     "MECHANISMS",
@@ -356,6 +357,54 @@ class DPSGDPoisson(DPSGDCanary):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class DPSGDRandomAllocation(DPSGDCanary):
+    """DP-SGD, independent noise, random allocation (balls-in-bins: the canary joins exactly one uniformly drawn step
+    of each epoch of t = ceil(n / B) steps), add-remove neighbours: the random-allocation PLD
+    (:mod:`privdyn.privacy.random_allocation`). The score is the Neyman-Pearson statistic of the pair, summed over
+    epochs: log((1/t) sum_j exp((y_j - 1/2) / kappa^2) + (t - s)/t) over the s released steps of each epoch."""
+
+    name: ClassVar[str] = "dpsgd-random-allocation"
+    entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
+    description: ClassVar[str] = "DP-SGD, lambda = 0, random allocation (balls-in-bins), add-remove: allocation PLD"
+    sampler: ClassVar[str] = "random_allocation"
+    neighboring: ClassVar[str] = "add_remove"
+
+    def _steps_per_epoch(self) -> int:
+        return -(-self.n // self.batch_size)
+
+    def _vectorized(self, seed: int, unit_key: str, runs: int) -> tuple[tuple[np.ndarray, np.ndarray],
+                                                                          list[WhitenedSample]]:
+        """The release y_t = b_t + kappa Z_t on D (b: one uniform step per epoch) and kappa Z_t on D'."""
+        t = self._steps_per_epoch()
+        epochs = -(-self.num_steps // t)
+        kappa = self.noise_multiplier * self.noise_factor
+        strategy = self._strategy()
+        outputs, samples = [], []
+        for sign, gen, side in zip(self._signs(), _generators(seed, unit_key), ("D", "D'"), strict=True):
+            participation = np.zeros((runs, epochs * t))
+            slots = gen.integers(0, t, size=(runs, epochs)) + t * np.arange(epochs)
+            np.put_along_axis(participation, slots, 1.0, axis=1)
+            noise = self._stream_noise(strategy, seed, f"{unit_key}/{side}", runs, kappa)
+            released = sign * participation[:, :self.num_steps] + noise
+            outputs.append(self._allocation_score(released, t))
+            samples.append(WhitenedSample(f"noise engine releases on {side}", noise / self.noise_multiplier))
+        return (-outputs[0], -outputs[1]), samples
+
+    def _allocation_score(self, released: np.ndarray, t: int) -> np.ndarray:
+        from scipy.special import logsumexp
+
+        variance = self.noise_multiplier**2  # nominal: the test does not know the actual noise
+        total = np.zeros(released.shape[0])
+        for start in range(0, self.num_steps, t):
+            block = (released[:, start:start + t] - 0.5) / variance
+            unreleased = t - block.shape[1]
+            terms = block if unreleased == 0 else np.concatenate(
+                [block, np.full((block.shape[0], 1), math.log(unreleased))], axis=1)
+            total += logsumexp(terms, axis=1) - math.log(t)
+        return total
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class DPSGDFixedSize(DPSGDCanary):
     """DP-SGD, independent noise (lambda = 0), fixed-size batches, replace-one neighbours."""
 
@@ -444,7 +493,8 @@ class _CanaryModel:
 
 MECHANISMS: dict[str, type[Mechanism]] = {
     cls.name: cls for cls in (LangevinQuadratic, LangevinLogistic, DPGDCanary, NoisySGDLeastSquares, DPSGDPoisson,
-                              DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson, DPSGDBLTPoisson,
+                              DPSGDRandomAllocation, DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson,
+                              DPSGDBLTPoisson,
                               DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary, PlanDPSGDCanary,
                               PlanLangevinCanary, DPLinearRegressionPlanningShareCanary, PlanHSGDCanary,
                               TorchLambdaCGDFixedSize, DPLogisticRegressionCanary,

@@ -42,9 +42,10 @@ __all__ = [
     "SAMPLERS",
 ]
 
-SAMPLERS = ("fixed_order", "full_batch", "shuffle", "poisson", "fixed_size")
+SAMPLERS = ("fixed_order", "full_batch", "shuffle", "poisson", "fixed_size", "random_allocation")
 """How records enter the algorithm (``sampler``): one pass in a fixed order (dpgd), the full batch every step
-(langevin), one pass in a uniformly random order (hsgd; DP-SGD epochs), Poisson or fixed-size batches (DP-SGD)."""
+(langevin), one pass in a uniformly random order (hsgd; DP-SGD epochs), Poisson or fixed-size batches (DP-SGD), or
+random allocation (balls-in-bins: each record in one uniformly drawn step of every DP-SGD epoch)."""
 
 _RDP_ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0)
 """The orders at which a zCDP guarantee's RDP curve α ↦ zcdp·α is tabulated in the statement."""

@@ -72,7 +72,7 @@ _ALIASES: dict[str, tuple[str, str]] = {
 _SUBMODULES = (
     "accounting", "amplification", "conversions", "correlated", "correlated_calibration", "divergences",
     "hidden_state", "hsgd",
-    "iteration", "labels", "langevin",
+    "iteration", "labels", "langevin", "random_allocation", "shuffling",
 )
 
 __getattr__, __dir__, __all__ = _lazy.attach(__name__, _EXPORTS, aliases=_ALIASES, submodules=_SUBMODULES)
@@ -89,6 +89,8 @@ if TYPE_CHECKING:
     from privdyn.privacy import iteration as iteration
     from privdyn.privacy import labels as labels
     from privdyn.privacy import langevin as langevin
+    from privdyn.privacy import random_allocation as random_allocation
+    from privdyn.privacy import shuffling as shuffling
     from privdyn.privacy.accounting import ALLOW_LIST as ALLOW_LIST
     from privdyn.privacy.accounting import NOISE_KINDS as NOISE_KINDS
     from privdyn.privacy.accounting import AllowListRow as AllowListRow

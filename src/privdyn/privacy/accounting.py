@@ -23,6 +23,9 @@ independent        poisson     add_remove   dp-accounting PLD of the Poisson-sub
 independent        fixed_size  replace_one  dp-accounting RDP, sampling without replacement (WBK 2019)      bound
 independent        fixed_size  zero_out     Theorem F.8's pair at lambda = 0: Poisson-subsampled Gaussian   bound
                                             at rate B/n (dp-accounting PLD)
+independent        random_     add_remove,  the balls-in-bins pair (Chua et al., arXiv 2412.16802) over      bound
+                   allocation  zero_out     ceil(T / t) epochs of t = ceil(n / B) steps
+                                            (:mod:`privdyn.privacy.random_allocation`)
 lambda_cgd         fixed_size  zero_out     the smaller of the amplified bound and Theorem F.12 (proved     bound
                                             constant 2, where epsilon <= 1 and r T >= 3 ln(2 / delta))
 lambda_cgd         poisson     add_remove   amplified bound                                                 bound
@@ -51,8 +54,10 @@ For lambda-CGD under fixed-size sampling with zero-out neighbours, Theorem F.12 
 is a second valid upper bound where its conditions hold: the row reports the smaller epsilon (or the smaller
 calibrated kappa), and ``source`` names the accountant that gave it.
 
-Still refused: shuffled epochs for every noise (participation is not i.i.d. per step, and shuffling is not Poisson
-sampling), replace-one neighbours for correlated noise (a replace-one neighbour is two zero-out steps; the group
+Still refused, each with a named reason (:data:`REFUSAL_REASONS`): shuffled epochs for every noise (participation
+is not i.i.d. per step, and shuffling is not Poisson sampling; for independent noise the error prints the Poisson
+epsilon beside a valid lower bound on shuffling's, :mod:`privdyn.privacy.shuffling`), correlated noise under random
+allocation, replace-one neighbours for correlated noise (a replace-one neighbour is two zero-out steps; the group
 conversion is loose and privdyn does not apply it silently), independent noise under fixed-size add-remove or
 Poisson replace-one, and the square-root factorization under any sampler: its encoder coefficients never become
 negligible, so the amplified bound conditions on every lag of the whole horizon and its cost grows as T^2, which has
@@ -75,6 +80,8 @@ __all__ = [
     "SAMPLERS",
     "NOISE_KINDS",
     "NotAccountableError",
+    "REFUSAL_REASONS",
+    "refusal_reason",
     "AllowListRow",
     "ALLOW_LIST",
     "noise_kind",
@@ -85,7 +92,34 @@ __all__ = [
 
 
 class NotAccountableError(ValueError):
-    """privdyn has no accountant for this (noise, sampler, neighbouring relation), or its conditions fail."""
+    """privdyn has no accountant for this (noise, sampler, neighbouring relation), or its conditions fail.
+
+    Attributes:
+        reason: the name of the reason (a key of :data:`REFUSAL_REASONS`), or None.
+    """
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+REFUSAL_REASONS = {
+    "shuffled_epochs": "a shuffled epoch puts each record in exactly one batch of a random partition: participation "
+                       "is neither Poisson nor i.i.d. per step, accounting it as Poisson sampling can under-report "
+                       "epsilon (Chua et al. 2024), and privdyn knows no usable upper bound for it",
+    "square_root_cost": "the square-root factorization's encoder coefficients never become negligible, so the "
+                        "amplified bound conditions on every lag and costs T^2, not measured usable at training "
+                        "horizons",
+    "correlated_random_allocation": "correlated noise under random allocation needs a matrix-mechanism bound for "
+                                    "that participation (Schuchardt & Kalinin, arXiv 2601.21636), which privdyn "
+                                    "does not implement",
+    "correlated_replace_one": "a replace-one neighbour is two zero-out steps of a matrix mechanism; the group "
+                              "conversion is loose and privdyn does not apply it silently",
+    "relation_not_covered": "no accountant in privdyn covers this sampler under this neighbouring relation (the "
+                            "sampler's pair is stated for another relation; accounting it as that one could "
+                            "under-report epsilon)",
+}
+"""Why a combination is refused: each triple off :data:`ALLOW_LIST` maps to one of these (:func:`refusal_reason`)."""
 
 
 NOISE_KINDS = ("independent", "lambda_cgd", "banded_inverse", "toeplitz", "blt", "square_root")
@@ -294,6 +328,79 @@ def _relation_note(sampler: str, relation: NeighboringRelation) -> str:
 
 _REPLACE_ONE, _ADD_REMOVE, _ZERO_OUT = (NeighboringRelation.REPLACE_ONE, NeighboringRelation.ADD_REMOVE,
                                         NeighboringRelation.ZERO_OUT)
+
+
+def _allocation_epochs(sizes: _Sizes) -> tuple[int, int]:
+    """Random allocation: an epoch has t = ceil(n / B) steps (mean batch n / t <= B); a partial last epoch is
+    accounted as a whole one (releasing a prefix of an epoch is post-processing of the whole epoch)."""
+    steps_per_epoch = -(-sizes.n // sizes.batch_size)
+    return steps_per_epoch, -(-sizes.num_steps // steps_per_epoch)
+
+
+def _allocation_epsilon(relation: NeighboringRelation) -> EpsilonFn:
+    def epsilon(strategy: correlated.Strategy, noise_multiplier: float, sizes: _Sizes, delta: float) -> PrivacyLoss:
+        from privdyn.privacy import random_allocation
+
+        if noise_multiplier == 0.0:
+            return PrivacyLoss(value=math.inf, guarantee=Guarantee.BOUND, quantity="epsilon", neighboring=relation,
+                               sampler="random_allocation", source="no noise: no privacy")
+        steps_per_epoch, epochs = _allocation_epochs(sizes)
+        loss = random_allocation.epsilon(noise_multiplier, steps_per_epoch=steps_per_epoch, num_epochs=epochs,
+                                         delta=delta, neighboring=relation)
+        if relation == _ZERO_OUT:
+            loss = dataclasses.replace(loss, source=loss.source + "; zero-out neighbours: the same pair as "
+                                                                  "add-remove (a zeroed record adds nothing)")
+        return loss
+
+    return epsilon
+
+
+def _allocation_noise_multiplier(relation: NeighboringRelation) -> NoiseMultiplierFn:
+    def noise_multiplier(strategy: correlated.Strategy, epsilon: float, delta: float, sizes: _Sizes,
+                         rtol: float) -> PrivacyLoss:
+        """Brent's method on log epsilon against log kappa, on the accountant itself, then certified: the returned
+        kappa's epsilon is <= the target and kappa / (1 + rtol) exceeds it (epsilon decreases in kappa)."""
+        from scipy import optimize
+
+        evaluate = _allocation_epsilon(relation)
+        cache: dict[float, float] = {}
+
+        def eps(kappa: float) -> float:
+            if kappa not in cache:
+                cache[kappa] = float(evaluate(strategy, kappa, sizes, delta).value)
+            return cache[kappa]
+
+        poisson = correlated_calibration.noise_multiplier_dp_accounting(
+            n=sizes.n, batch_size=sizes.batch_size, num_steps=sizes.num_steps, epsilon=epsilon, delta=delta,
+            sampler="poisson", neighboring=_ADD_REMOVE, rtol=1e-2)
+        high = float(poisson.value)
+        while eps(high) > epsilon:
+            high *= 1.25
+        low = high / 1.25
+        while eps(low) <= epsilon:
+            high, low = low, low / 1.25
+        if high / low > 1.0 + rtol:
+            root = optimize.brentq(lambda x: math.log(eps(math.exp(x))) - math.log(epsilon), math.log(low),
+                                   math.log(high), xtol=rtol / 4.0)
+            candidate = math.exp(root) * (1.0 + rtol / 4.0)
+            while eps(candidate) > epsilon:  # certify the safe side
+                candidate *= 1.0 + rtol / 4.0
+            high = min(high, candidate)
+            low = max(low, high / (1.0 + rtol))
+            while eps(low) <= epsilon:  # certify tightness: kappa / (1 + rtol) misses the target
+                high, low = low, low / (1.0 + rtol)
+        steps_per_epoch, epochs = _allocation_epochs(sizes)
+        return PrivacyLoss(value=high, guarantee=Guarantee.BOUND, quantity="noise_multiplier", neighboring=relation,
+                           sampler="random_allocation",
+                           source=f"Brent's method on the random-allocation PLD (t={steps_per_epoch}, {epochs} "
+                                  f"epochs): "
+                                  f"epsilon({high:.6g}) <= {epsilon!r} < epsilon(kappa / (1 + rtol))")
+
+    return noise_multiplier
+
+
+_ALLOCATION = ("each record joins exactly one of the ceil(n/batch_size) steps of every epoch, uniformly and "
+               "independently of the other records and of other epochs; a partial last epoch counts as whole")
 _IID = "i.i.d. per-step participation with rate r = batch_size/n; every noisy step may be released"
 
 ALLOW_LIST: tuple[AllowListRow, ...] = (
@@ -305,6 +412,9 @@ ALLOW_LIST: tuple[AllowListRow, ...] = (
     AllowListRow("independent", "fixed_size", _ZERO_OUT, "theorem_f8_pld", Guarantee.BOUND, "",
                  _independent_epsilon("fixed_size", _ZERO_OUT),
                  _independent_noise_multiplier("fixed_size", _ZERO_OUT)),
+    *(AllowListRow("independent", "random_allocation", relation, "random_allocation_pld", Guarantee.BOUND,
+                   _ALLOCATION, _allocation_epsilon(relation), _allocation_noise_multiplier(relation))
+      for relation in (_ADD_REMOVE, _ZERO_OUT)),
     *(AllowListRow(noise, sampler, relation,
                    "amplified_bound_or_theorem_f12" if (noise, sampler) == ("lambda_cgd", "fixed_size")
                    else "amplified_bound", Guarantee.BOUND, _IID,
@@ -328,6 +438,19 @@ def _relation(neighboring: str | NeighboringRelation) -> NeighboringRelation:
         raise ValueError(f"neighboring must be one of {choices}; got neighboring={neighboring!r}.") from None
 
 
+def refusal_reason(kind: str, sampler: str, neighboring: NeighboringRelation) -> str:
+    """The named reason (a key of :data:`REFUSAL_REASONS`) why a triple off the allow-list is refused."""
+    if sampler == "shuffle":
+        return "shuffled_epochs"
+    if kind == "square_root":
+        return "square_root_cost"
+    if kind != "independent" and sampler == "random_allocation":
+        return "correlated_random_allocation"
+    if kind != "independent" and neighboring == NeighboringRelation.REPLACE_ONE:
+        return "correlated_replace_one"
+    return "relation_not_covered"
+
+
 def accountant_for(strategy: correlated.Strategy, *, sampler: str,
                    neighboring: str | NeighboringRelation) -> AllowListRow:
     """The allow-list row that accounts DP-SGD with this noise, sampler and neighbouring relation.
@@ -346,10 +469,12 @@ def accountant_for(strategy: correlated.Strategy, *, sampler: str,
     same_noise = [f"{row.sampler} / {row.neighboring.value}" for row in ALLOW_LIST if row.noise == kind]
     offer = (f"for {kind} noise privdyn accounts: {'; '.join(same_noise)}" if same_noise
              else f"privdyn accounts no sampler for {kind} noise")
+    reason = refusal_reason(kind, sampler, relation)
     raise NotAccountableError(
         f"privdyn cannot account DP-SGD with {kind} noise ({strategy!r}), sampler={sampler!r} and "
-        f"neighboring={relation.value!r}: the combination is not on the allow-list, and accounting it as another "
-        f"mechanism could under-report epsilon ({offer}).")
+        f"neighboring={relation.value!r}: the combination is not on the allow-list ({reason}: "
+        f"{REFUSAL_REASONS[reason]}), and accounting it as another mechanism could under-report epsilon "
+        f"({offer}).", reason=reason)
 
 
 def _sizes(n: int, batch_size: int, num_steps: int) -> _Sizes:
@@ -387,7 +512,20 @@ def dpsgd_epsilon(strategy: correlated.Strategy, *, noise_multiplier: float, n: 
         NotAccountableError: the combination is not on :data:`ALLOW_LIST`, or the accountant's conditions fail.
         ValueError: bad input (the message names the parameter).
     """
-    row = accountant_for(strategy, sampler=sampler, neighboring=neighboring)
+    try:
+        row = accountant_for(strategy, sampler=sampler, neighboring=neighboring)
+    except NotAccountableError as error:
+        if error.reason != "shuffled_epochs" or noise_kind(strategy) != "independent":
+            raise
+        _check.scalar(noise_multiplier=noise_multiplier)
+        _check.positive(noise_multiplier=noise_multiplier)
+        sizes = _sizes(n, batch_size, num_steps)
+        from privdyn.privacy.shuffling import shuffle_evidence
+
+        evidence = shuffle_evidence(float(noise_multiplier), n=sizes.n, batch_size=sizes.batch_size,
+                                    num_steps=sizes.num_steps, delta=_delta(delta),
+                                    neighboring=_relation(neighboring))
+        raise NotAccountableError(f"{error} {evidence.describe()}", reason=error.reason) from None
     _check.scalar(noise_multiplier=noise_multiplier)
     _check.non_negative(noise_multiplier=noise_multiplier)
     return row.epsilon(strategy, float(noise_multiplier), _sizes(n, batch_size, num_steps), _delta(delta))

@@ -14,10 +14,11 @@ import numpy as np
 
 __all__ = ["SAMPLERS", "Guarantee", "NeighboringRelation", "PrivacyLoss"]
 
-SAMPLERS = ("fixed_size", "poisson", "shuffle")
+SAMPLERS = ("fixed_size", "poisson", "shuffle", "random_allocation")
 """How records join the steps of a training run: a fixed-size batch drawn without replacement at every step,
-Poisson sampling (each record joins each step independently with probability ``sampling_prob``), or one shuffled
-pass split into batches."""
+Poisson sampling (each record joins each step independently with probability ``sampling_prob``), one shuffled
+pass split into batches per epoch, or random allocation (balls-in-bins: every record joins exactly one step of
+each epoch, chosen uniformly and independently of the other records)."""
 
 
 class Guarantee(enum.StrEnum):
@@ -61,7 +62,7 @@ class PrivacyLoss:
         neighboring: the neighbouring relation the number refers to.
         source: the result implemented (paper, arXiv id, theorem), and assumptions.
         sampler: how records join the steps, where the number depends on it (``"fixed_size"``, ``"poisson"``,
-            ``"shuffle"``; ARCHITECTURE.md's ``sampler`` vocabulary), else None.
+            ``"shuffle"``, ``"random_allocation"``; ARCHITECTURE.md's ``sampler`` vocabulary), else None.
     """
 
     value: float | np.ndarray
