@@ -130,6 +130,19 @@ class DPSGDAccount:
     accountant: str
     statement: PrivacyStatement
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.inputs, Mapping):
+            raise TypeError(f"inputs must be a mapping of the run's inputs; got {type(self.inputs).__name__}.")
+        _check.scalar(epsilon=self.epsilon, delta=self.delta)
+        if not float(self.epsilon) >= 0.0:  # inf is a valid epsilon (no guarantee at this delta); NaN is not
+            raise ValueError(f"epsilon must be >= 0 (inf allowed); got epsilon={self.epsilon!r}.")
+        _check.in_range(0.0, 1.0, closed="left", delta=self.delta)
+        for field in ("guarantee", "accountant"):
+            if not isinstance(getattr(self, field), str):
+                raise TypeError(f"{field} must be a str; got {type(getattr(self, field)).__name__}.")
+        if not isinstance(self.statement, PrivacyStatement):
+            raise TypeError(f"statement must be a PrivacyStatement; got {type(self.statement).__name__}.")
+
     def to_json(self) -> dict[str, object]:
         return {"epsilon": self.epsilon, "delta": self.delta,
                 "guarantee": self.guarantee, "is_dp_guarantee": self.statement.is_dp_guarantee,
