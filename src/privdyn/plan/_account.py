@@ -117,7 +117,8 @@ class DPSGDAccount:
 
     Attributes:
         inputs: what was given (and the sizes derived from it, see ``derived``).
-        epsilon, delta: the (ε, δ) of the run by the allow-listed accountant.
+        epsilon, delta: the (ε, δ) of the run by the allow-listed accountant (epsilon may be inf: no finite ε
+            at that δ).
         guarantee: the label of ε (:class:`~privdyn.privacy.labels.Guarantee`).
         accountant: the allow-list row's accountant name.
         statement: the full :class:`~privdyn.plan._budget.PrivacyStatement`.
