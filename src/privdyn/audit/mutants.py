@@ -55,6 +55,9 @@ NOT_PRIVACY_NOISE: dict[str, str] = {
                                           "noise is DPSGD's own stream, audited through DPSGD)",
     "algorithms/noisy_sgd.py::simulate_hsgd": "the homogenized-SGD diffusion (a theory's approximation), not a "
                                               "private mechanism",
+    "plan/_dpgd.py::_prediction": "parametric redraws around the planning share's already released sums, for the "
+                                  "prediction's interval: post-processing of a release (the release's own noise is "
+                                  "release_statistics', a site)",
 }
 """Package paths (prefixes, or ``path::function``) whose Gaussian draws or noise scales are not privacy noise, each
 with the reason."""
