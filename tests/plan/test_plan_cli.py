@@ -99,7 +99,7 @@ MISSING_OPTION = ["plan", "dpsgd", "--n", "1000", "--batch-size", "10", "--epsil
       "1e-5"], "--d must be an integer from 1 to"),
     ([*DPSGD[:-2], "--batch-size", "1", "--num-steps", "1000000000000"], "--num-steps must be an integer from 1 to"),
     (MISSING_OPTION, "`privdyn plan dpsgd` needs --num-steps (or --epochs)"),
-    ([*MISSING_OPTION, "--num-steps", "5"], "`privdyn plan dpsgd` needs --sampler (poisson, fixed_size or shuffle)"),
+    ([*MISSING_OPTION, "--num-steps", "5"], "`privdyn plan dpsgd` needs --sampler (fixed_size, poisson, shuffle"),
     (["plan", "hsgd", "--n", "150", "--d", "100", "--ridge", "0.1", "--renyi-order", "2"],
      "needs --label-noise, --rdp-epsilon"),
     ([*DPSGD, "--batch-size", "10", "--sampling-rate", "0.01", "--num-steps", "5"],

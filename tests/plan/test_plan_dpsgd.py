@@ -133,7 +133,7 @@ def test_verification_simulates_the_noise_stream(plan) -> None:
 
 def test_pareto_front_reuses_the_plans_calibrations() -> None:
     plan = privdyn.plan.dpsgd(**RANKING, strategies=["independent", "lambda_cgd:0.5"])
-    lam_key = (repr(correlated.LambdaCGD(0.5)), 1.0, _dpsgd.RANKING_RTOL)
+    lam_key = (repr(correlated.LambdaCGD(0.5)), "poisson", 1.0, _dpsgd.RANKING_RTOL)
     cached = plan.calibrations[lam_key]
     front = plan.pareto_front([0.5, 1.0])
     assert plan.calibrations[lam_key] is cached  # reused, not recalibrated
@@ -202,6 +202,13 @@ def test_a_new_allow_list_row_is_accepted_without_a_list_of_its_own(monkeypatch)
     (dict(RANKING, strategies=["cosine"]), "strategy must be 'independent'"),
     (dict(RANKING, strategies=["lambda_cgd:1.5"]), r"noise_correlation must be in \[0.0, 1.0\)"),
     (dict(RANKING, strategies=[]), "at least one noise strategy"),
+    (dict(RANKING, samplers=["poisson", "uniform"]), r"samplers must name .* \(unknown: 'uniform'\)"),
+    (dict(RANKING, samplers="poisson,,bogus"), r"\(unknown: 'bogus'\)"),
+    (dict(RANKING, samplers=[]), "samplers must name one or more"),
+    (dict(RANKING, samplers=["random_allocation", "fixed_size"]), "sampler must be one of the ranked samplers"),
+    (dict(SIZES, samplers="all"), "neighboring is required"),
+    (dict(RANKING, samplers="poisson,random_allocation", strategies=["square_root"]),
+     "'square_root' cannot be accounted under any of the samplers poisson, random_allocation"),
 ])
 def test_refusals_and_bad_input(kwargs, match) -> None:
     with pytest.raises(ValueError, match=match):
@@ -237,3 +244,155 @@ def test_cli_dpsgd_json_and_refusal(capsys, tmp_path) -> None:
     lines = captured.err.strip().splitlines()
     assert captured.out == "" and len(lines) == 1 and "square_root noise" in lines[0]
     assert not target.exists()
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Ranking participation schemes (samplers) as well as noise strategies
+# ------------------------------------------------------------------------------------------------------------
+
+SCHEMES = dict(SIZES, neighboring="add_remove", strategies=["independent", "lambda_cgd:0.5"])
+
+
+@pytest.fixture(scope="module")
+def schemes_plan():
+    """Every sampler privdyn knows (``"all"``: a sampler added to SAMPLERS is ranked or refused here too)."""
+    return privdyn.plan.dpsgd(**SCHEMES, samplers="all")
+
+
+def test_every_accountable_pair_is_ranked_and_every_other_refused_with_its_reason(schemes_plan) -> None:
+    """The ranked and refused pairs partition (strategy, sampler) over accounting.SAMPLERS, as the allow-list says."""
+    entries = schemes_plan.ranking["entries"]
+    ranked = {(e["strategy"], e["sampler"]): e for e in entries}
+    refused = {(p.strategy, p.sampler): p for p in schemes_plan.refused_pairs}
+    assert schemes_plan.samplers == accounting.SAMPLERS and not set(ranked) & set(refused)
+    for spec in SCHEMES["strategies"]:
+        strategy = _dpsgd.parse_strategy(spec)
+        for sampler in accounting.SAMPLERS:
+            try:
+                row = accounting.accountant_for(strategy, sampler=sampler, neighboring="add_remove")
+            except accounting.NotAccountableError as exc:
+                assert refused[spec, sampler].reason == exc.reason in accounting.REFUSAL_REASONS
+                continue
+            if (spec, sampler) in refused:  # listed, but the accountant's conditions fail here
+                assert refused[spec, sampler].reason is None
+                continue
+            assert ranked[spec, sampler]["accountant"] == row.accountant
+            assert ranked[spec, sampler]["guarantee"] == row.guarantee.value
+    assert refused["lambda_cgd:0.5", "random_allocation"].reason == "correlated_random_allocation"
+    assert refused["independent", "shuffle"].reason == "shuffled_epochs"
+    assert refused["independent", "fixed_size"].reason == "relation_not_covered"  # fixed_size has no add_remove row
+    mses = [e["prefix_sum_mse"] for e in entries]
+    assert mses == sorted(mses) and mses[0] == schemes_plan.predicted_risk
+    assert [schemes_plan.hyperparameters["sampler"]] + [a.hyperparameters["sampler"] for a in
+                                                        schemes_plan.alternatives] == [e["sampler"] for e in entries]
+
+
+def test_random_allocation_ranks_at_or_above_poisson_at_a_small_budget(schemes_plan) -> None:
+    """Feldman and Shenfeld: random allocation over t = ceil(n/B) steps is never worse than Poisson sampling at rate
+    B/n, so its calibrated kappa is not larger (each kappa is within rtol above the smallest) and it ranks first."""
+    entries = schemes_plan.ranking["entries"]
+    order = [(e["strategy"], e["sampler"]) for e in entries]
+    allocation = order.index(("independent", "random_allocation"))
+    poisson = order.index(("independent", "poisson"))
+    assert allocation < poisson
+    kappa = {key: e["noise_multiplier"] for key, e in zip(order, entries, strict=True)}
+    assert kappa["independent", "random_allocation"] <= kappa["independent", "poisson"] * (1 + _dpsgd.CALIBRATION_RTOL)
+    # the chosen pair: random allocation, and its statement is random allocation's, by the allow-list's row
+    assert schemes_plan.hyperparameters["sampler"] == "random_allocation" == schemes_plan.privacy.sampler
+    assert schemes_plan.hyperparameters["accountant"] == "random_allocation_pld"
+    assert schemes_plan.privacy.epsilon <= SIZES["epsilon"]
+    independent = correlated.Independent()
+    sizes = {k: SIZES[k] for k in ("n", "batch_size", "num_steps", "delta")}
+    for sampler in ("random_allocation", "poisson"):  # each kappa meets the target by its own accountant
+        loss = accounting.dpsgd_epsilon(independent, noise_multiplier=kappa["independent", sampler], sampler=sampler,
+                                        neighboring="add_remove", **sizes)
+        assert loss.value <= SIZES["epsilon"]
+
+
+def test_the_ranking_says_one_relation_and_what_each_loader_must_do(schemes_plan) -> None:
+    text = schemes_plan.ranking["text"]
+    assert "one neighbouring relation per ranking" in text and "add_remove neighbours" in text
+    assert "expected batch size 50" in text and "biased against correlated noise" in text
+    loaders = schemes_plan.ranking["loaders"]
+    assert set(loaders) == {e["sampler"] for e in schemes_plan.ranking["entries"]}
+    assert "exactly one of the ceil(n / batch_size) steps of every epoch" in loaders["random_allocation"]
+    assert any("data loader must draw its batches that way" in note for note in schemes_plan.notes)
+    summary = schemes_plan.summary()
+    assert "what the data loader must do" in summary and "independent / random_allocation" in summary
+    assert "lambda_cgd:0.5 / random_allocation   correlated_random_allocation" in summary
+
+
+def test_json_names_the_scheme_of_every_ranked_and_refused_pair(schemes_plan) -> None:
+    doc = json.loads(json.dumps(schemes_plan.to_json(), allow_nan=False))
+    for entry in [doc] + doc["alternatives"] + doc["ranking"]["entries"]:
+        assert entry["sampler"] in accounting.SAMPLERS
+    assert [a["name"] for a in doc["alternatives"]] == [f"{e['strategy']} / {e['sampler']}"
+                                                          for e in doc["ranking"]["entries"][1:]]
+    assert doc["inputs"]["samplers"] == list(accounting.SAMPLERS) and doc["inputs"]["sampler"] is None
+    for entry in doc["refused"]:
+        assert set(entry) == {"strategy", "sampler", "reason_name", "reason"}
+        assert f"sampler={entry['sampler']!r}" in entry["reason"]
+    assert doc["privacy_statement"]["sampler"] == doc["sampler"] == "random_allocation"
+
+
+def test_pareto_front_of_a_scheme_ranking_recalibrates_each_pair_under_its_sampler() -> None:
+    plan = privdyn.plan.dpsgd(**dict(SIZES, neighboring="zero_out", strategies=["independent", "lambda_cgd:0.5"]),
+                              samplers=["fixed_size", "poisson"])
+    pairs = set(zip(map(_dpsgd.strategy_spec, plan.candidates), plan.candidate_samplers, strict=True))
+    assert pairs == {("independent", "fixed_size"), ("lambda_cgd:0.5", "fixed_size"), ("lambda_cgd:0.5", "poisson")}
+    assert [(p.strategy, p.sampler, p.reason) for p in plan.refused_pairs] == [
+        ("independent", "poisson", "relation_not_covered")]
+    lam_key = (repr(correlated.LambdaCGD(0.5)), "poisson", 1.0, _dpsgd.RANKING_RTOL)
+    cached = plan.calibrations[lam_key]
+    front = plan.pareto_front([SIZES["epsilon"]])
+    assert plan.calibrations[lam_key] is cached  # reused under its own sampler, not recalibrated under another
+    assert (repr(correlated.Independent()), "fixed_size", 1.0, _dpsgd.PARETO_RTOL) in plan.calibrations
+    assert math.isclose(front.predicted[0], plan.predicted_risk, rel_tol=3e-3)  # rtol 1e-3 on kappa
+    assert front.hyperparameters[0]["sampler"] == plan.hyperparameters["sampler"]
+    assert "fixed_size/poisson sampling, zero_out neighbours" in front.note
+
+
+def test_default_is_one_sampler_and_its_output_is_unchanged() -> None:
+    """Regression: without ``samplers`` (or with the user's sampler alone) the plan is the plan of one sampler, with
+    the JSON layout it had before participation schemes were ranked."""
+    kwargs = dict(SIZES, sampler="fixed_size", neighboring="replace_one")
+    docs = []
+    for samplers in (None, ["fixed_size"], "fixed_size"):
+        plan = privdyn.plan.dpsgd(**kwargs, samplers=samplers)
+        assert plan.samplers == ("fixed_size",) and not plan.ranks_samplers
+        doc = plan.to_json()
+        doc["search"].pop("elapsed_s")
+        docs.append(doc)
+    assert docs[0] == docs[1] == docs[2]
+    doc = docs[0]
+    assert "samplers" not in doc["inputs"] and doc["inputs"]["sampler"] == "fixed_size"
+    assert set(doc["ranking"]) == {"criterion", "sampler", "neighboring", "biased_against_correlated", "accountants",
+                                   "text"}
+    assert doc["ranking"]["accountants"] == {"independent": "dp_accounting_rdp"}
+    assert doc["ranking"]["text"].startswith("by prefix_sum_mse at each strategy's calibrated noise_multiplier, all "
+                                             "under fixed_size sampling, replace_one neighbours; ")
+    assert all(set(entry) == {"strategy", "reason"} for entry in doc["refused"])
+    assert [entry["strategy"] for entry in doc["refused"]] == list(_dpsgd.DEFAULT_STRATEGIES[1:])
+    expected = accounting.dpsgd_noise_multiplier(correlated.Independent(), epsilon=SIZES["epsilon"],
+                                                 delta=SIZES["delta"], n=SIZES["n"], batch_size=SIZES["batch_size"],
+                                                 num_steps=SIZES["num_steps"], sampler="fixed_size",
+                                                 neighboring="replace_one", rtol=_dpsgd.CALIBRATION_RTOL)
+    assert doc["noise_multiplier"] == float(expected.value)
+    assert "what the data loader must do" not in plan.summary()
+
+
+def test_cli_ranks_samplers_and_refuses_an_unknown_one(capsys, tmp_path) -> None:
+    args = ["plan", "dpsgd", "--n", "1000", "--batch-size", "50", "--num-steps", "10", "--epsilon", "1",
+            "--delta", "1e-5", "--neighboring", "zero_out", "--strategy", "independent"]
+    assert main([*args, "--samplers", "fixed_size,poisson", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ranking"]["samplers"] == ["fixed_size", "poisson"] and doc["sampler"] == "fixed_size"
+    assert [(e["strategy"], e["sampler"]) for e in doc["refused"]] == [("independent", "poisson")]
+    target = tmp_path / "out"
+    for bad, fragment in ((["--samplers", "poisson,bogus"], "(unknown: 'bogus')"),
+                          (["--sampler", "shuffle", "--samplers", "poisson"], "sampler must be one of the ranked")):
+        assert main([*args, *bad, "--out", str(target)]) == 2
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert captured.out == "" and len(lines) == 1 and fragment in lines[0], captured.err
+        assert not target.exists()

@@ -127,7 +127,11 @@ def plan_command(
                                                 "instead of --batch-size (with --n).")] = None,
     epochs: Annotated[float | None, _Opt("--epochs", help="dpsgd: epochs instead of --num-steps (epochs x n / "
                                          "batch_size steps, rounded up).")] = None,
-    sampler: Annotated[str | None, _Opt("--sampler", help="dpsgd: poisson, fixed_size or shuffle.")] = None,
+    sampler: Annotated[str | None, _Opt("--sampler", help="dpsgd: poisson, fixed_size, random_allocation or "
+                                                         "shuffle.")] = None,
+    samplers: Annotated[str | None, _Opt("--samplers", help="dpsgd: participation schemes to rank as well, "
+                                                           "comma-separated (e.g. poisson,random_allocation) or "
+                                                           "all; default: --sampler alone.")] = None,
     neighboring: Annotated[str | None, _Opt("--neighboring", help="dpsgd: add_remove, replace_one or "
                                                                   "zero_out.")] = None,
     strategy: Annotated[list[str] | None, _Opt("--strategy", help="dpsgd: a noise strategy to rank: independent, "
@@ -157,7 +161,7 @@ def plan_command(
         "feature_norm_bound": feature_norm_bound, "label_bound": label_bound, "strong_convexity": strong_convexity,
         "smoothness": smoothness, "lipschitz": lipschitz, "sensitivity": sensitivity, "num_steps": num_steps,
         "ridge": ridge, "renyi_order": renyi_order, "rdp_epsilon": rdp_epsilon, "batch_size": batch_size,
-        "sampler": sampler, "neighboring": neighboring, "strategy": strategy, "clip": clip,
+        "sampler": sampler, "samplers": samplers, "neighboring": neighboring, "strategy": strategy, "clip": clip,
     }
     if family not in planner.FAMILIES:
         raise PlanUsageError(f"FAMILY must be one of {', '.join(planner.FAMILIES)}; got {family!r}.")
@@ -195,9 +199,11 @@ def plan_command(
                  if family == "dpsgd" else _flag(k) for k in missing]
         raise PlanUsageError(f"`privdyn plan {family}` needs {', '.join(flags)}; see `privdyn plan --help`.")
     if family == "dpsgd":  # required by the planner, never assumed (they default to None only to say so)
-        for key, choices in (("sampler", "poisson, fixed_size or shuffle"),
+        from privdyn.privacy.labels import SAMPLERS
+
+        for key, choices in (("sampler", f"{', '.join(SAMPLERS[:-1])} or {SAMPLERS[-1]}; or --samplers"),
                              ("neighboring", "add_remove, replace_one or zero_out")):
-            if kwargs.get(key) is None:
+            if kwargs.get(key) is None and not (key == "sampler" and kwargs.get("samplers") is not None):
                 raise PlanUsageError(f"`privdyn plan dpsgd` needs --{key} ({choices}); privdyn never assumes one.")
     from privdyn._progress import display
 

@@ -28,8 +28,12 @@ The error of the last prefix sum, (κ·clip)² Σ_k b_k² (the largest row, the 
 The proxy measures the noise alone, on the summed gradients (divide by B² for the averaged gradient); it is not a
 prediction of training loss.
 
-**One relation per ranking.** All strategies of a plan share the user's sampler and neighbouring relation, so the
-ranking compares like with like (one κ unit, one relation). Under fixed-size sampling with zero-out neighbours and
+**One relation per ranking.** All strategies of a plan share the user's neighbouring relation, and by default the
+user's sampler, so the ranking compares like with like (one κ unit, one relation). With ``samplers`` the plan also
+ranks participation schemes: every (strategy, sampler) pair the allow-list accounts under that one relation, at the
+same (ε, δ), expected batch size and steps; the proxy is comparable across samplers because it is the noise on the
+sum of a batch of the same expected size (random allocation's mean batch is n / ⌈n / B⌉, B when B divides n).
+Under fixed-size sampling with zero-out neighbours and
 under Poisson sampling, independent noise is accounted by dp-accounting's PLD of the Poisson-subsampled Gaussian
 (tight: exact up to discretization), and λ-CGD, banded-inverse, Toeplitz and BLT noise by the amplified bound of
 :mod:`privdyn.privacy.amplification` (Theorem F.8's pair, dominated by the Poisson-subsampled Gaussian at noise
@@ -59,11 +63,12 @@ import numpy as np
 from privdyn import _check
 from privdyn._progress import report
 from privdyn.plan._budget import PlanningShare, PrivacyStatement, _check_delta
-from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification, json_ready
+from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification, _fmt, json_ready
 from privdyn.privacy import accounting, correlated
 from privdyn.privacy.labels import NeighboringRelation
 
-__all__ = ["DPSGDPlan", "dpsgd", "parse_strategy", "strategy_spec", "prefix_sum_mse", "DEFAULT_STRATEGIES"]
+__all__ = ["DPSGDPlan", "RefusedPair", "dpsgd", "parse_samplers", "parse_strategy", "strategy_spec", "prefix_sum_mse",
+           "DEFAULT_STRATEGIES"]
 
 DEFAULT_STRATEGIES = ("independent", "lambda_cgd:0.1", "lambda_cgd:0.3", "lambda_cgd:0.5", "lambda_cgd:0.7",
                       "lambda_cgd:0.9", "square_root")
@@ -79,8 +84,22 @@ PARETO_RTOL = 1e-3
 VERIFY_COORDINATES = 32
 """Coordinates of the noise stream per verification run (iid, averaged within the run)."""
 
-_TIGHT_ACCOUNTANTS = ("dp_accounting_pld", "theorem_f8_pld")
-"""Accountants exact up to discretization (independent noise by a PLD); every other is a looser upper bound."""
+_TIGHT_ACCOUNTANTS = ("dp_accounting_pld", "theorem_f8_pld", "random_allocation_pld")
+"""Accountants exact up to discretization (independent noise by a PLD of a tightly dominating pair); every other,
+including a row added later, is treated as a looser upper bound."""
+
+_LOADERS = {
+    "poisson": "each record joins each step independently with probability batch_size / n, so batch sizes vary and "
+               "a batch can be empty (Opacus' DPDataLoader; privdyn.torch.BatchSampler(sampler='poisson'))",
+    "fixed_size": "exactly batch_size distinct records drawn afresh, uniformly without replacement, at every step "
+                  "(privdyn.torch.BatchSampler(sampler='fixed_size'))",
+    "random_allocation": "each record in exactly one of the ceil(n / batch_size) steps of every epoch, chosen "
+                         "uniformly and independently; the mean batch is n / ceil(n / batch_size) and a batch can be "
+                         "empty (privdyn.torch.BatchSampler(sampler='random_allocation'), not a shuffled partition)",
+    "shuffle": "one shuffled pass split into batches per epoch (privdyn.torch.BatchSampler(sampler='shuffle'))",
+}
+"""What a data loader must do to implement each sampler; a sampler not named here is described by its allow-list
+row's conditions, or by :func:`privdyn.algorithms.dpsgd.sample_batches`."""
 
 
 def _is_slow(row: accounting.AllowListRow) -> bool:
@@ -177,6 +196,7 @@ class _Sizes:
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class _Ranked:
     strategy: correlated.Strategy
+    sampler: str
     row: accounting.AllowListRow
     noise_multiplier: float
     calibration_source: str
@@ -192,12 +212,12 @@ class _Ranked:
         elif strategy_spec(self.strategy) != kind:
             out["strategy_spec"] = strategy_spec(self.strategy)
         out.update(noise_multiplier=self.noise_multiplier, noise_std=self.noise_multiplier * s.clip, clip=s.clip,
-                   sampler=s.sampler, neighboring=s.neighboring.value, accountant=self.row.accountant,
+                   sampler=self.sampler, neighboring=s.neighboring.value, accountant=self.row.accountant,
                    guarantee=self.row.guarantee.value, calibration_rtol=self.calibration_rtol)
         return out
 
 
-_Cache = dict[tuple[str, float, float], "_Ranked"]
+_Cache = dict[tuple[str, str, float, float], "_Ranked"]
 
 
 def _calibrate(strategy: correlated.Strategy, epsilon: float, s: _Sizes, rtol: float, ranking_rtol: float,
@@ -205,11 +225,11 @@ def _calibrate(strategy: correlated.Strategy, epsilon: float, s: _Sizes, rtol: f
     """κ for (ε, δ) by the allow-listed accountant (raises NotAccountableError), and the proxy at κ.
 
     Rows of the amplified bound are calibrated at ``ranking_rtol`` (if looser than ``rtol``), the others at ``rtol``;
-    ``cache`` (keyed by strategy, ε and the tolerance used) saves repeated calibrations within a plan.
+    ``cache`` (keyed by strategy, sampler, ε and the tolerance used) saves repeated calibrations within a plan.
     """
     row = accounting.accountant_for(strategy, sampler=s.sampler, neighboring=s.neighboring)
     used = max(rtol, ranking_rtol) if _is_slow(row) else rtol
-    key = (repr(strategy), float(epsilon), used)
+    key = (repr(strategy), s.sampler, float(epsilon), used)
     if cache is not None and key in cache:
         return cache[key]
     loss = accounting.dpsgd_noise_multiplier(strategy, epsilon=epsilon, delta=s.delta, n=s.n,
@@ -217,8 +237,8 @@ def _calibrate(strategy: correlated.Strategy, epsilon: float, s: _Sizes, rtol: f
                                              neighboring=s.neighboring, rtol=used)
     kappa = float(loss.value)
     mse, last = prefix_sum_mse(strategy, noise_multiplier=kappa, num_steps=s.num_steps, clip=s.clip)
-    ranked = _Ranked(strategy=strategy, row=row, noise_multiplier=kappa, calibration_source=loss.source,
-                     calibration_rtol=used, mse=mse, last_mse=last)
+    ranked = _Ranked(strategy=strategy, sampler=s.sampler, row=row, noise_multiplier=kappa,
+                     calibration_source=loss.source, calibration_rtol=used, mse=mse, last_mse=last)
     if cache is not None:
         cache[key] = ranked
     return ranked
@@ -226,6 +246,76 @@ def _calibrate(strategy: correlated.Strategy, epsilon: float, s: _Sizes, rtol: f
 
 def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Participation schemes
+# ------------------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class RefusedPair:
+    """A (strategy, sampler) the plan could not account under its neighbouring relation.
+
+    Attributes:
+        strategy: the strategy's name (:func:`strategy_spec`).
+        sampler: the sampler.
+        reason: the named reason (a key of :data:`privdyn.privacy.accounting.REFUSAL_REASONS`), or None when the
+            combination is listed but its accountant's conditions fail.
+        message: the dispatcher's message, on one line.
+    """
+
+    strategy: str
+    sampler: str
+    reason: str | None
+    message: str
+
+
+def parse_samplers(samplers: str | Sequence[str]) -> tuple[str, ...]:
+    """The participation schemes to rank: a list of names, a comma-separated string, or ``"all"``
+    (:data:`privdyn.privacy.accounting.SAMPLERS`, so a sampler added there is ranked too); duplicates are dropped."""
+    names = samplers.split(",") if isinstance(samplers, str) else list(samplers)
+    if not all(isinstance(v, str) for v in names):
+        raise TypeError(f"samplers must be sampler names; got samplers={samplers!r}.")
+    names = [v.strip() for v in names if v.strip()]
+    if names == ["all"]:
+        names = list(accounting.SAMPLERS)
+    unknown = [v for v in names if v not in accounting.SAMPLERS]
+    if unknown or not names:
+        raise ValueError(f"samplers must name one or more of {', '.join(accounting.SAMPLERS)} (or 'all'); got "
+                         f"samplers={samplers!r}" + (f" (unknown: {', '.join(map(repr, unknown))})." if unknown
+                                                     else "."))
+    return tuple(dict.fromkeys(names))
+
+
+def _loader(sampler: str, row: accounting.AllowListRow | None) -> str:
+    if sampler in _LOADERS:
+        return _LOADERS[sampler]
+    if row is not None and row.conditions:
+        return row.conditions
+    return f"batches drawn as privdyn.algorithms.dpsgd.sample_batches({sampler!r}, ...) draws them"
+
+
+def _sampler_ranking(ranked: list[_Ranked], schemes: Sequence[str], s: _Sizes,
+                     name: Any) -> dict[str, Any]:
+    """The ranking's keys when several samplers are ranked: the samplers, what each loader must do, the entries
+    (best first) and the opening of the ranking's text (``scheme_text``)."""
+    rows = {r.sampler: r.row for r in ranked}
+    accounted = [v for v in schemes if v in rows]
+    return {
+        "samplers": list(schemes),
+        "loaders": {v: _loader(v, rows.get(v)) for v in accounted},
+        "entries": [{"strategy": strategy_spec(r.strategy), "sampler": r.sampler, "accountant": r.row.accountant,
+                     "guarantee": r.row.guarantee.value, "noise_multiplier": r.noise_multiplier,
+                     "prefix_sum_mse": r.mse} for r in ranked],
+        "scheme_text": (
+            f"by prefix_sum_mse at each (strategy, sampler) pair's calibrated noise_multiplier, across the "
+            f"participation schemes {', '.join(accounted)}, all under {s.neighboring.value} neighbours (one "
+            f"neighbouring relation per ranking: another relation is another privacy unit, not comparable), at the "
+            f"same (epsilon, delta), expected batch size {s.batch_size} and {s.num_steps} steps, so the proxy (noise "
+            f"on the summed gradients of a batch of the same expected size) compares like with like; each scheme "
+            f"holds only if the data loader draws batches that way (ranking.loaders); "),
+    }
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -243,11 +333,16 @@ class DPSGDPlan(Plan):
         epsilon_target, delta: the budget.
         sizes: n, batch size, steps, sampler, relation, clip.
         candidates: the strategies that were ranked (the chosen one first).
-        refused: ``(strategy_spec, reason)`` of each default candidate privdyn cannot account here.
+        candidate_samplers: the sampler of each candidate (all the user's sampler unless ``samplers`` were ranked).
+        refused_pairs: every (strategy, sampler) privdyn cannot account here, with the named reason
+            (:class:`RefusedPair`); :attr:`refused` gives them as ``(strategy_spec, message)``.
+        samplers: the participation schemes that were ranked (one, the user's sampler, by default).
         ranking: how the ranking was made (criterion, sampler, relation, the accountant of each strategy,
-            ``biased_against_correlated`` and the text that says what the ranking rests on).
+            ``biased_against_correlated`` and the text that says what the ranking rests on; with several samplers
+            also ``samplers``, ``loaders`` and ``entries``, one per ranked pair, best first).
         ranking_rtol: the tolerance of the amplified-bound calibrations of the ranking (and the Pareto front).
-        calibrations: the plan's calibrations, keyed by (strategy repr, epsilon, rtol), reused by the Pareto front.
+        calibrations: the plan's calibrations, keyed by (strategy repr, sampler, epsilon, rtol), reused by the Pareto
+            front.
     """
 
     strategy: correlated.Strategy
@@ -256,10 +351,22 @@ class DPSGDPlan(Plan):
     delta: float
     sizes: _Sizes
     candidates: tuple[correlated.Strategy, ...]
-    refused: tuple[tuple[str, str], ...]
+    candidate_samplers: tuple[str, ...]
+    refused_pairs: tuple[RefusedPair, ...]
+    samplers: tuple[str, ...]
     ranking: dict[str, Any]
     ranking_rtol: float = RANKING_RTOL
     calibrations: _Cache = dataclasses.field(default_factory=dict, repr=False)
+
+    @property
+    def refused(self) -> tuple[tuple[str, str], ...]:
+        """``(strategy_spec, message)`` of each refused pair (the message names the sampler and the reason)."""
+        return tuple((pair.strategy, pair.message) for pair in self.refused_pairs)
+
+    @property
+    def ranks_samplers(self) -> bool:
+        """Whether the plan ranked several participation schemes (``samplers``), not only the user's sampler."""
+        return len(self.samplers) > 1
 
     def simulate(self, num_runs: int, seed: int = 0) -> Verification:
         """The chosen strategy's noise stream, ``num_runs`` runs: its prefix-sum error against the proxy.
@@ -302,10 +409,10 @@ class DPSGDPlan(Plan):
         params: list[dict[str, Any]] = []
         for epsilon in values.tolist():
             ranked = []
-            for strategy in self.candidates:
+            for strategy, sampler in zip(self.candidates, self.candidate_samplers, strict=True):
                 try:
-                    ranked.append(_calibrate(strategy, epsilon, self.sizes, PARETO_RTOL, self.ranking_rtol,
-                                             self.calibrations))
+                    ranked.append(_calibrate(strategy, epsilon, dataclasses.replace(self.sizes, sampler=sampler),
+                                             PARETO_RTOL, self.ranking_rtol, self.calibrations))
                 except accounting.NotAccountableError:
                     continue
             if not ranked:
@@ -318,7 +425,7 @@ class DPSGDPlan(Plan):
         return ParetoFront(budget_name="epsilon", budgets=values, predicted=np.array(best), quantity=self.quantity,
                            hyperparameters=tuple(params),
                            note=(f"the best of the ranked strategies at every epsilon (delta = {self.delta:g}, "
-                                 f"{self.sizes.sampler} sampling, {self.sizes.neighboring.value} neighbours), "
+                                 f"{'/'.join(self.samplers)} sampling, {self.sizes.neighboring.value} neighbours), "
                                  "each calibrated by its allow-listed accountant (rtol 1e-3; amplified-bound rows "
                                  f"at {self.ranking_rtol:g})"))
 
@@ -326,12 +433,29 @@ class DPSGDPlan(Plan):
                 verification: Verification | None = None) -> dict[str, Any]:
         out = super().to_json(pareto_front=pareto_front, verification=verification)
         out["ranking"] = json_ready(self.ranking)
-        out["refused"] = [{"strategy": spec, "reason": reason} for spec, reason in self.refused]
+        if self.ranks_samplers:
+            out["refused"] = [{"strategy": p.strategy, "sampler": p.sampler, "reason_name": p.reason,
+                               "reason": p.message} for p in self.refused_pairs]
+        else:  # one sampler: the layout of a plan that ranks noise strategies alone
+            out["refused"] = [{"strategy": spec, "reason": reason} for spec, reason in self.refused]
         return out
 
     def summary(self) -> str:
         lines = [super().summary(), "", "ranking", f"  {self.ranking['text']}"]
-        if self.refused:
+        if self.ranks_samplers:
+            lines += ["", "ranked (strategy / sampler, accountant, noise_multiplier, prefix_sum_mse)"]
+            lines += [f"  {e['strategy'] + ' / ' + e['sampler']:<36} {e['accountant']:<32} "
+                      f"{_fmt(e['noise_multiplier']):>10} {_fmt(e['prefix_sum_mse']):>12}"
+                      for e in self.ranking["entries"]]
+            lines += ["", "what the data loader must do"]
+            lines += [f"  {sampler:<18} {text}" for sampler, text in self.ranking["loaders"].items()]
+        if self.refused_pairs and self.ranks_samplers:
+            lines += ["", "not ranked (privdyn cannot account them here)"]
+            lines += [f"  {p.strategy + ' / ' + p.sampler:<36} "
+                      + (f"{p.reason}: {accounting.REFUSAL_REASONS[p.reason]}"
+                         if p.reason in accounting.REFUSAL_REASONS else p.message)
+                      for p in self.refused_pairs]
+        elif self.refused:
             lines += ["", "not ranked (privdyn cannot account them here)"]
             lines += [f"  {spec:<20} {reason}" for spec, reason in self.refused]
         return "\n".join(lines)
@@ -394,7 +518,8 @@ def _required(name: str, value: Any, choices: Sequence[str], meaning: str) -> No
 
 def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: float, sampler: str | None = None,
           neighboring: str | None = None, strategies: Sequence[str | correlated.Strategy] | None = None,
-          clip: float = 1.0, rtol: float = CALIBRATION_RTOL, ranking_rtol: float = RANKING_RTOL) -> DPSGDPlan:
+          samplers: str | Sequence[str] | None = None, clip: float = 1.0, rtol: float = CALIBRATION_RTOL,
+          ranking_rtol: float = RANKING_RTOL) -> DPSGDPlan:
     """Plan DP-SGD with independent or correlated noise: κ per strategy for (ε, δ), ranked by the prefix-sum proxy.
 
     Args:
@@ -402,24 +527,28 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
         batch_size: (expected) batch size B, 1 <= B <= n.
         num_steps: number of steps T (>= 1).
         epsilon, delta: the budget, epsilon > 0 and delta in (0, 1).
-        sampler: ``"fixed_size"``, ``"poisson"`` or ``"shuffle"`` (required).
+        sampler: one of :data:`privdyn.privacy.accounting.SAMPLERS` (required unless ``samplers`` is given).
         neighboring: ``"replace_one"``, ``"add_remove"`` or ``"zero_out"`` (required).
         strategies: names (:func:`parse_strategy`) or strategy objects; every one must be accountable under
             (sampler, neighboring), else the plan is refused. None: :data:`DEFAULT_STRATEGIES`, of which the
             accountable ones are ranked and the others listed as refused.
+        samplers: participation schemes to rank as well (a list, a comma-separated string, or ``"all"`` for every
+            sampler privdyn knows): every (strategy, sampler) pair the allow-list accounts under ``neighboring`` is
+            ranked at the same (ε, δ), batch size and steps, and the others are listed as refused with their named
+            reason (a named strategy must be accountable under at least one of them). None: ``sampler`` alone.
         clip: the clipping threshold (scales the proxy by clip²; κ does not depend on it).
         rtol: relative tolerance of the chosen strategy's κ (and of every κ from a dp-accounting row).
         ranking_rtol: relative tolerance of the amplified-bound calibrations that only rank (each a search over a
             bound that costs seconds per evaluation); the chosen strategy is calibrated again at ``rtol``.
 
     Returns:
-        A :class:`DPSGDPlan`: the strategy with the smallest ``prefix_sum_mse`` at its calibrated κ
+        A :class:`DPSGDPlan`: the (strategy, sampler) with the smallest ``prefix_sum_mse`` at its calibrated κ
         (``hyperparameters``: ``strategy``, ``noise_correlation`` for λ-CGD, ``noise_multiplier``, ``noise_std`` =
         κ·clip on the summed gradients, ``sampler``, ``neighboring``, ``accountant``, ``guarantee``), the others in
         ``alternatives`` with theirs, the per-step error curve, the ranking and the privacy statement.
 
     Raises:
-        ValueError: bad sizes or budget, a missing sampler or relation, an unknown strategy name; and
+        ValueError: bad sizes or budget, a missing sampler or relation, an unknown strategy or sampler name; and
             :class:`~privdyn.privacy.accounting.NotAccountableError` (a ValueError) for a named strategy privdyn
             cannot account here, or when no default candidate can be accounted.
     """
@@ -432,15 +561,22 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
     _check.in_range(1e-12, 1.0, closed="both", rtol=rtol)
     _check.in_range(1e-12, 1.0, closed="both", ranking_rtol=ranking_rtol)
     dlt = _check_delta(delta)
-    _required("sampler", sampler, accounting.SAMPLERS, "how records join the steps")
+    schemes = None if samplers is None else parse_samplers(samplers)
+    if schemes is None:
+        _required("sampler", sampler, accounting.SAMPLERS, "how records join the steps")
     _required("neighboring", neighboring, [r.value for r in NeighboringRelation], "which datasets are neighbours")
-    _check.one_of(accounting.SAMPLERS, sampler=sampler)
+    if sampler is not None:
+        _check.one_of(accounting.SAMPLERS, sampler=sampler)
+        if schemes is not None and sampler not in schemes:
+            raise ValueError(f"sampler must be one of the ranked samplers {', '.join(schemes)}; got "
+                             f"sampler={sampler!r}.")
     try:
         relation = NeighboringRelation(str(neighboring))
     except ValueError:
         choices = ", ".join(repr(r.value) for r in NeighboringRelation)
         raise ValueError(f"neighboring must be one of {choices}; got neighboring={neighboring!r}.") from None
-    s = _Sizes(n=int(n), batch_size=int(batch_size), num_steps=int(num_steps), delta=dlt, sampler=str(sampler),
+    schemes = schemes or (str(sampler),)
+    s = _Sizes(n=int(n), batch_size=int(batch_size), num_steps=int(num_steps), delta=dlt, sampler=schemes[0],
                neighboring=relation, clip=float(clip))
     named = strategies is not None
     specs = list(DEFAULT_STRATEGIES if strategies is None else strategies)
@@ -450,25 +586,41 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
 
     cache: _Cache = {}
     ranked: list[_Ranked] = []
-    refused: list[tuple[str, str]] = []
+    refused: list[RefusedPair] = []
     first_refusal: accounting.NotAccountableError | None = None
-    for index, strategy in enumerate(parsed):
-        report(f"calibrating {strategy_spec(strategy)}", index, len(parsed))
+    pairs = [(strategy, scheme) for scheme in schemes for strategy in parsed]
+    for index, (strategy, scheme) in enumerate(pairs):
+        report(f"calibrating {strategy_spec(strategy)}" + (f" / {scheme}" if len(schemes) > 1 else ""), index,
+               len(pairs))
         try:
-            ranked.append(_calibrate(strategy, float(epsilon), s, float(rtol), float(ranking_rtol), cache))
+            ranked.append(_calibrate(strategy, float(epsilon), dataclasses.replace(s, sampler=scheme), float(rtol),
+                                     float(ranking_rtol), cache))
         except accounting.NotAccountableError as exc:
-            if named:
-                raise accounting.NotAccountableError(_one_line(exc)) from None
+            if named and len(schemes) == 1:
+                raise accounting.NotAccountableError(_one_line(exc), reason=exc.reason) from None
             first_refusal = first_refusal or exc
-            refused.append((strategy_spec(strategy), _one_line(exc)))
+            refused.append(RefusedPair(strategy=strategy_spec(strategy), sampler=scheme, reason=exc.reason,
+                                       message=_one_line(exc)))
+    if named:  # a strategy the user named must be accountable under some ranked sampler
+        for strategy in parsed:
+            if not any(r.strategy is strategy for r in ranked):
+                why = "; ".join(p.message for p in refused if p.strategy == strategy_spec(strategy))
+                raise accounting.NotAccountableError(f"strategy {strategy_spec(strategy)!r} cannot be accounted under "
+                                                     f"any of the samplers {', '.join(schemes)}: {why}")
     if not ranked:
         assert first_refusal is not None
-        raise accounting.NotAccountableError(_one_line(first_refusal)) from None
+        raise accounting.NotAccountableError(_one_line(first_refusal), reason=first_refusal.reason) from None
     ranked.sort(key=lambda r: r.mse)
-    report("calibrating the chosen strategy at rtol", len(parsed), len(parsed))
+    report("calibrating the chosen strategy at rtol", len(pairs), len(pairs))
     if ranked[0].calibration_rtol > rtol:  # the chosen strategy at the user's tolerance
-        ranked[0] = _calibrate(ranked[0].strategy, float(epsilon), s, float(rtol), float(rtol), cache)
+        ranked[0] = _calibrate(ranked[0].strategy, float(epsilon), dataclasses.replace(s, sampler=ranked[0].sampler),
+                               float(rtol), float(rtol), cache)
     best = ranked[0]
+    s = dataclasses.replace(s, sampler=best.sampler)
+    several = len(schemes) > 1
+
+    def name(r: _Ranked) -> str:
+        return strategy_spec(r.strategy) + (f" / {r.sampler}" if several else "")
 
     tight = [r for r in ranked if r.row.accountant in _TIGHT_ACCOUNTANTS]
     loose = [r for r in ranked if r.row.accountant not in _TIGHT_ACCOUNTANTS]
@@ -492,11 +644,14 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
         why += (f"; the runners-up calibrated by the amplified bound are at rtol {float(ranking_rtol):g} (their "
                 "noise_multiplier is on the safe side, at most that much above the smallest), so proxies within "
                 f"{2 * float(ranking_rtol):.0%} of each other may be ordered either way")
-    ranking = {"criterion": "prefix_sum_mse", "sampler": s.sampler, "neighboring": s.neighboring.value,
-               "biased_against_correlated": biased,
-               "accountants": {strategy_spec(r.strategy): r.row.accountant for r in ranked},
-               "text": f"by prefix_sum_mse at each strategy's calibrated noise_multiplier, all under {relation_text}; "
-                       + why + "."}
+    ranking: dict[str, Any] = {
+        "criterion": "prefix_sum_mse", "sampler": s.sampler, "neighboring": s.neighboring.value,
+        "biased_against_correlated": biased, "accountants": {name(r): r.row.accountant for r in ranked},
+        "text": f"by prefix_sum_mse at each strategy's calibrated noise_multiplier, all under {relation_text}; "
+                + why + "."}
+    if several:
+        ranking.update(_sampler_ranking(ranked, schemes, s, name))
+        ranking["text"] = ranking.pop("scheme_text") + why + "."
     notes = [f"noise_multiplier is the noise std on the SUM of clipped per-example gradients divided by clip; on the "
              f"averaged gradient the std is noise_multiplier * clip / batch_size = "
              f"{best.noise_multiplier * s.clip / s.batch_size:.6g}"]
@@ -506,21 +661,28 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
                      "independent noise also under fixed_size with replace_one")
     notes.append("prefix_sum_mse measures the noise of the released gradient stream, per coordinate, on the summed "
                  "gradients; it ranks noise strategies and is not a predicted training loss")
+    if several:
+        notes.append(f"the chosen plan trains with {s.sampler} sampling: the data loader must draw its batches that "
+                     f"way ({ranking['loaders'][s.sampler]}), or the privacy statement does not hold")
 
     alternatives = tuple(
-        Alternative(name=strategy_spec(r.strategy), hyperparameters=r.hyperparameters(s), predicted_risk=r.mse,
+        Alternative(name=name(r), hyperparameters=r.hyperparameters(s), predicted_risk=r.mse,
                     note=f"last prefix sum {r.last_mse:.4g}")
         for r in ranked[1:])
     b = _prefix_coefficients(best.strategy, s.num_steps)
     row_norms = (best.noise_multiplier * s.clip) ** 2 * np.cumsum(b * b)
     shown = np.unique(np.geomspace(1, s.num_steps, min(s.num_steps, 200)).round().astype(int))
-    report("privacy statement", len(parsed), len(parsed))
+    report("privacy statement", len(pairs), len(pairs))
     statement = _statement(best, s, float(epsilon), dlt)
+    inputs: dict[str, Any] = {"n": s.n, "batch_size": s.batch_size, "num_steps": s.num_steps,
+                              "sampling_prob": s.batch_size / s.n, "epsilon": float(epsilon), "delta": dlt,
+                              "sampler": None if sampler is None else str(sampler),
+                              "neighboring": s.neighboring.value, "clip": s.clip,
+                              "strategies": [strategy_spec(p) for p in parsed]}
+    if several:
+        inputs["samplers"] = list(schemes)
     return DPSGDPlan(
-        family="dpsgd",
-        inputs={"n": s.n, "batch_size": s.batch_size, "num_steps": s.num_steps, "sampling_prob": s.batch_size / s.n,
-                "epsilon": float(epsilon), "delta": dlt, "sampler": s.sampler, "neighboring": s.neighboring.value,
-                "clip": s.clip, "strategies": [strategy_spec(p) for p in parsed]},
+        family="dpsgd", inputs=inputs,
         hyperparameters=best.hyperparameters(s), per_step={}, predicted_risk=best.mse, quantity="prefix_sum_mse",
         method="closed_form",
         risk_curve={"times": shown.tolist(), "risk": row_norms[shown - 1].tolist(), "final_risk": best.last_mse,
@@ -530,5 +692,6 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
         search={"calibrations": len(cache), "calibration_rtol": float(rtol), "ranking_rtol": float(ranking_rtol),
                 "last_prefix_sum_mse": best.last_mse, "elapsed_s": time.perf_counter() - started},
         strategy=best.strategy, noise_multiplier=best.noise_multiplier, epsilon_target=float(epsilon), delta=dlt,
-        sizes=s, candidates=tuple(r.strategy for r in ranked), refused=tuple(refused), ranking=ranking,
-        ranking_rtol=float(ranking_rtol), calibrations=cache)
+        sizes=s, candidates=tuple(r.strategy for r in ranked), candidate_samplers=tuple(r.sampler for r in ranked),
+        refused_pairs=tuple(refused), samplers=tuple(schemes), ranking=ranking, ranking_rtol=float(ranking_rtol),
+        calibrations=cache)
