@@ -319,7 +319,7 @@ def test_the_ranking_says_one_relation_and_what_each_loader_must_do(schemes_plan
     assert any("data loader must draw its batches that way" in note for note in schemes_plan.notes)
     summary = schemes_plan.summary()
     assert "what the data loader must do" in summary and "independent / random_allocation" in summary
-    assert "lambda_cgd:0.5 / random_allocation   correlated_random_allocation" in summary
+    assert "  correlated_random_allocation: lambda_cgd:0.5 / random_allocation\n" in summary
 
 
 def test_json_names_the_scheme_of_every_ranked_and_refused_pair(schemes_plan) -> None:

@@ -449,12 +449,15 @@ class DPSGDPlan(Plan):
                       for e in self.ranking["entries"]]
             lines += ["", "what the data loader must do"]
             lines += [f"  {sampler:<18} {text}" for sampler, text in self.ranking["loaders"].items()]
-        if self.refused_pairs and self.ranks_samplers:
+        if self.refused_pairs and self.ranks_samplers:  # grouped by their named reason
             lines += ["", "not ranked (privdyn cannot account them here)"]
-            lines += [f"  {p.strategy + ' / ' + p.sampler:<36} "
-                      + (f"{p.reason}: {accounting.REFUSAL_REASONS[p.reason]}"
-                         if p.reason in accounting.REFUSAL_REASONS else p.message)
-                      for p in self.refused_pairs]
+            for reason in dict.fromkeys(p.reason for p in self.refused_pairs):
+                pairs = [p for p in self.refused_pairs if p.reason == reason]
+                if reason in accounting.REFUSAL_REASONS:
+                    lines.append(f"  {reason}: {', '.join(p.strategy + ' / ' + p.sampler for p in pairs)}")
+                    lines.append(f"    {accounting.REFUSAL_REASONS[reason]}")
+                else:
+                    lines += [f"  {p.strategy} / {p.sampler}: {p.message}" for p in pairs]
         elif self.refused:
             lines += ["", "not ranked (privdyn cannot account them here)"]
             lines += [f"  {spec:<20} {reason}" for spec, reason in self.refused]

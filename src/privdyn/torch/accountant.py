@@ -5,7 +5,8 @@ which either names the accountant that covers it (with its guarantee label) or r
 :class:`~privdyn.privacy.accounting.NotAccountableError`: a combination it refuses is refused when the
 :class:`DPSGDAccountant` is built, before any training step. ``epsilon`` and the calibrated ``noise_multiplier`` come
 from :func:`~privdyn.privacy.accounting.dpsgd_epsilon` and :func:`~privdyn.privacy.accounting.dpsgd_noise_multiplier`:
-dp-accounting for independent noise; for lambda-CGD, banded-inverse, Toeplitz and BLT noise under fixed-size
+dp-accounting for independent noise (the random-allocation PLD under random allocation);
+for lambda-CGD, banded-inverse, Toeplitz and BLT noise under fixed-size
 (zero-out) or Poisson sampling, the amplified bound of Theorem F.8's pair (Wang et al., arXiv 2605.12648; conditional
 composition of mixture-of-Gaussians PLDs, Choquette-Choo et al., arXiv 2310.15526), and for lambda-CGD under
 fixed-size sampling the smaller of it and Theorem F.12. The amplified bound costs seconds per evaluation, so
@@ -37,7 +38,10 @@ class DPSGDAccountant:
 
     Args:
         strategy: the noise strategy.
-        sampler: ``"fixed_size"``, ``"poisson"`` or ``"shuffle"`` (as the run's :class:`~privdyn.torch.BatchSampler`).
+        sampler: one of :data:`privdyn.privacy.labels.SAMPLERS` (as the run's :class:`~privdyn.torch.BatchSampler`):
+            ``"fixed_size"``, ``"poisson"``, ``"random_allocation"`` (independent noise: the allow-list's
+            random-allocation rows, over ``ceil(num_steps / ceil(n / batch_size))`` epochs) or ``"shuffle"``
+            (refused).
         neighboring: ``"replace_one"``, ``"add_remove"`` or ``"zero_out"``.
         n, batch_size: dataset size and (expected) batch size.
         noise_multiplier: kappa (noise std on the sum of clipped gradients / clip).

@@ -155,8 +155,10 @@ class PrivacyEngine:
     Args:
         strategy: the noise strategy (e.g. ``LambdaCGD(0.5)``; default ``Independent()``, Opacus' noise).
         sampler: ``"poisson"`` (default, Opacus' sampling: each example joins each step with probability
-            ``batch_size / n``), ``"fixed_size"`` (the kan paper's) or ``"shuffle"`` (which the allow-list refuses to
-            account with amplification).
+            ``batch_size / n``), ``"fixed_size"`` (the kan paper's), ``"random_allocation"`` (every example in exactly
+            one of the ``ceil(n / batch_size)`` steps of each epoch; independent noise only; the data loader must
+            then have ``len(data_loader) = ceil(n / batch_size)``, i.e. ``drop_last=False``) or ``"shuffle"`` (which
+            the allow-list refuses to account with amplification).
         neighboring: the neighbouring relation of the reported epsilon: ``"add_remove"`` (default, Opacus') or
             ``"zero_out"`` (the relation of Theorem F.12) or ``"replace_one"``.
         noise_source: the normals (default :func:`~privdyn.torch.secure_source`).
@@ -193,6 +195,10 @@ class PrivacyEngine:
         checked against privdyn's allow-list here, before any step.
         """
         n, batch_size, steps_per_epoch = self._sizes(data_loader)
+        if self.sampler == "random_allocation" and steps_per_epoch != -(-n // batch_size):
+            raise ValueError(f"random allocation puts every example in one of the ceil(n / batch_size) = "
+                             f"{-(-n // batch_size)} steps of an epoch; the data loader has len(data_loader) = "
+                             f"{steps_per_epoch} (build it with drop_last=False).")
         horizon = self._horizon(epochs, num_steps, steps_per_epoch)
         validate_private_args(clip=max_grad_norm, noise_multiplier=noise_multiplier, batch_size=batch_size, n=n,
                               num_steps=horizon, clip_name="max_grad_norm")

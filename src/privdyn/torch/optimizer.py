@@ -36,6 +36,7 @@ from privdyn.privacy.labels import PrivacyLoss
 from privdyn.torch.accountant import DPSGDAccountant, calibrate_noise_multiplier
 from privdyn.torch.distributed import broadcast_source, is_data_parallel, sum_across_ranks, unwrap
 from privdyn.torch.noise import Source, TorchNoiseStream, noise_stream, secure_source
+from privdyn.torch.sampler import BatchSampler
 
 if TYPE_CHECKING:
     from torch.distributed import ProcessGroup
@@ -218,6 +219,9 @@ class PrivateOptimizer:
         per_example: one of :data:`PER_EXAMPLE`.
         n, sampler, neighboring: give all three to bind the run to privdyn's accountant (refused at construction if
             not on the allow-list); ``delta`` with ``num_steps`` also accounts the planned run up front.
+        batch_sampler: the run's :class:`~privdyn.torch.BatchSampler`, to bind the accountant to the batches the data
+            loader draws: ``n`` and ``sampler`` default to its own, and a ``sampler``, ``n`` or ``batch_size`` that
+            disagrees with it raises (``neighboring`` is then required).
         distributed: data-parallel training (:mod:`privdyn.torch.distributed`): each rank clips its own examples,
             the clipped sums are summed across ranks and the same noise (rank 0's key) is added on every rank;
             ``batch_size`` and ``n`` are then those of all ranks together. Default: whether ``module`` is wrapped in
@@ -234,7 +238,7 @@ class PrivateOptimizer:
                  num_steps: int | None = None, regenerate: bool = False,
                  per_example: str = "auto", n: int | None = None, sampler: str | None = None,
                  neighboring: str | None = None, delta: float | None = None, distributed: bool | None = None,
-                 process_group: ProcessGroup | None = None) -> None:
+                 process_group: ProcessGroup | None = None, batch_sampler: BatchSampler | None = None) -> None:
         if not isinstance(module, nn.Module):
             raise TypeError(f"module must be a torch.nn.Module; got {type(module).__name__}.")
         self.distributed = is_data_parallel(module) if distributed is None else bool(distributed)
@@ -251,6 +255,15 @@ class PrivateOptimizer:
         self.clip, self.noise_multiplier, self.batch_size = float(clip), float(noise_multiplier), int(batch_size)
         self.strategy = strategy
         self.num_steps = None if num_steps is None else int(num_steps)
+        if batch_sampler is not None:
+            if not isinstance(batch_sampler, BatchSampler):
+                raise TypeError(f"batch_sampler must be a privdyn.torch.BatchSampler; got "
+                                f"{type(batch_sampler).__name__}.")
+            batch_sampler.check_run(n=n, batch_size=self.batch_size, sampler=sampler)
+            if neighboring is None:
+                raise ValueError("batch_sampler binds the run to privdyn's accountant: give neighboring too "
+                                 "('add_remove', 'zero_out' or 'replace_one'); got neighboring=None.")
+            n, sampler = batch_sampler.n, batch_sampler.sampler
         bound = (n, sampler, neighboring)
         if any(v is not None for v in bound) and any(v is None for v in bound):
             raise ValueError("give n, sampler and neighboring together to bind the run to an accountant; got "
@@ -309,7 +322,11 @@ class PrivateOptimizer:
         self.optimizer.zero_grad(set_to_none=set_to_none)
 
     def step(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """One private step on the batch ``(x, y)``; returns the batch's per-example losses (detached)."""
+        """One private step on the batch ``(x, y)``; returns the batch's per-example losses (detached).
+
+        An empty batch (size 0 along the first axis: Poisson sampling or random allocation, collated by
+        :func:`~privdyn.torch.allow_empty_batches`) is a step like any other: the update is the step's noise alone, the
+        noise stream advances and the accountant counts the step."""
         if self.num_steps is not None and self.steps >= self.num_steps:
             raise ValueError(f"the run has taken all num_steps={self.num_steps} steps.")
         if self.accountant is not None:

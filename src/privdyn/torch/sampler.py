@@ -2,9 +2,12 @@
 
 A :class:`BatchSampler` yields index batches as :func:`privdyn.algorithms.dpsgd.sample_batches` draws them (the kan
 paper's fixed-size sampling without replacement, Wang et al., arXiv 2605.12648, Algorithm 1: ``batch_size`` distinct
-indices, independently at every step; or Poisson sampling with rate ``batch_size / n``; or shuffled epochs), for
-``DataLoader(dataset, batch_sampler=...)``. Which (noise, sampler, neighbouring relation) can be accounted is decided by
-:mod:`privdyn.privacy.accounting` alone (:class:`privdyn.torch.DPSGDAccountant`), not here.
+indices, independently at every step; or Poisson sampling with rate ``batch_size / n``; or random allocation, also
+called balls-in-bins: every record in exactly one of the ``ceil(n / batch_size)`` steps of each epoch, chosen
+uniformly and independently of the other records; or shuffled epochs), for ``DataLoader(dataset, batch_sampler=...)``.
+Which (noise, sampler, neighbouring relation) can be accounted is decided by :mod:`privdyn.privacy.accounting` alone
+(:class:`privdyn.torch.DPSGDAccountant`), not here; :meth:`BatchSampler.check_run` refuses an optimizer whose
+sampler or sizes are not the sampler's.
 """
 
 from __future__ import annotations
@@ -26,13 +29,19 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
     Args:
         n: the number of training examples.
         batch_size: the batch size (the expected size under Poisson sampling).
-        sampler: ``"fixed_size"``, ``"poisson"`` or ``"shuffle"``.
-        num_steps: batches per pass over the sampler (``len(sampler)``; the steps of an "epoch").
+        sampler: ``"fixed_size"``, ``"poisson"``, ``"random_allocation"`` or ``"shuffle"``.
+        num_steps: batches per pass over the sampler (``len(sampler)``; the steps of an "epoch"). Under random
+            allocation a multiple of :attr:`steps_per_epoch`, so that a pass is whole allocation epochs: the
+            accountant assumes every record joins exactly one step of each run of ``ceil(n / batch_size)``
+            consecutive steps, which a pass that stopped mid-epoch would break if the sampler were rebuilt for the
+            next pass.
         generator: the :class:`numpy.random.Generator` of the batches. Batches from a known seed are not private:
             in deployment use ``numpy.random.default_rng()`` (OS entropy).
 
-    Poisson batches can be empty; their size varies. torch's default collate cannot make a batch of nothing: give
-    the data loader ``collate_fn=allow_empty_batches(dataset)`` (:class:`~privdyn.torch.PrivacyEngine` does).
+    Poisson and random-allocation batches can be empty; their size varies. torch's default collate cannot make a
+    batch of nothing: give the data loader ``collate_fn=allow_empty_batches(dataset)``
+    (:class:`~privdyn.torch.PrivacyEngine` does); the private optimizers still add the step's noise and count the
+    step for an empty batch, as the accountant assumes.
     """
 
     def __init__(self, n: int, batch_size: int, *, sampler: str, num_steps: int,
@@ -43,12 +52,34 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
             raise ValueError(f"batch_size must be <= n={int(n)} (the number of training examples); "
                              f"got batch_size={batch_size}.")
         self.n, self.batch_size, self.sampler, self.num_steps = int(n), int(batch_size), sampler, int(num_steps)
+        if sampler == "random_allocation" and self.num_steps % self.steps_per_epoch:
+            raise ValueError(f"num_steps must be a multiple of the {self.steps_per_epoch} steps of an allocation epoch "
+                             f"(ceil(n / batch_size)) under sampler='random_allocation', so that every pass is whole "
+                             f"epochs; got num_steps={num_steps}.")
         self._batches = sample_batches(sampler, n=self.n, batch_size=self.batch_size, rng=generator)
 
     @property
     def sampling_prob(self) -> float:
         """``batch_size / n``."""
         return self.batch_size / self.n
+
+    @property
+    def steps_per_epoch(self) -> int:
+        """``ceil(n / batch_size)``: the steps of a random-allocation epoch (each record joins exactly one)."""
+        return -(-self.n // self.batch_size)
+
+    def check_run(self, *, n: int | None, batch_size: int, sampler: str | None) -> None:
+        """Refuse a run accounted for another participation than this sampler's.
+
+        Raises:
+            ValueError: ``sampler``, ``n`` or ``batch_size`` (the optimizer's, hence its accountant's) is not this
+                sampler's; None means "not given" and is not compared.
+        """
+        for name, value, own in (("sampler", sampler, self.sampler), ("n", n, self.n),
+                                 ("batch_size", batch_size, self.batch_size)):
+            if value is not None and value != own:
+                raise ValueError(f"{name}={value!r} disagrees with the batch sampler's {name}={own!r}: the accountant "
+                                 f"would account another participation than the one the data loader draws.")
 
     def __len__(self) -> int:
         return self.num_steps
@@ -64,7 +95,8 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
 
 def allow_empty_batches(dataset: Sequence[object],
                         collate_fn: Callable[[list[object]], object] | None = None) -> Callable[[list[object]], object]:
-    """A collate function that also makes empty batches (a Poisson batch with no example), for ``DataLoader``.
+    """A collate function that also makes empty batches (a Poisson or random-allocation batch with no example), for
+    ``DataLoader``.
 
     A non-empty batch is collated by ``collate_fn`` (default: torch's ``default_collate``). An empty one is the
     collation of ``dataset[0]`` with every tensor cut to length 0 along the batch axis, so shapes after the first
