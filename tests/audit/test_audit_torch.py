@@ -1,6 +1,7 @@
 """The torch rows: DP-SGD run by privdyn.torch.PrivateOptimizer on the canary, against DPSGDAccountant."""
 
 import functools
+import itertools
 import subprocess
 import sys
 
@@ -14,7 +15,8 @@ from privdyn.audit.core import DEFAULT_CONFIDENCE, DEFAULT_RUNS  # noqa: E402
 from privdyn.audit.torch_optimizer import TorchOptimizerCanary  # noqa: E402
 from privdyn.rng import generator, step_normals  # noqa: E402
 
-ROWS = ["torch-lambda-cgd-fixed-size", "torch-lambda-cgd-poisson", "torch-dpsgd-poisson"]
+ROWS = ["torch-lambda-cgd-fixed-size", "torch-lambda-cgd-poisson", "torch-dpsgd-poisson",
+        "torch-dpsgd-random-allocation"]
 
 
 def _linear_loss(out, y):
@@ -23,9 +25,10 @@ def _linear_loss(out, y):
 
 
 def _user_loop(mech: TorchOptimizerCanary, seed: int, key: str, *, canary: bool, per_example: str) -> np.ndarray:
-    """One run as a user writes it: nn.Linear(1, 1, bias=False) on the n records, the sampler's batches, the optimizer
-    (per-example gradients by ``per_example``); the iterates w_0 .. w_T."""
-    from privdyn.torch import BatchSampler, PrivateOptimizer
+    """One run as a user writes it: nn.Linear(1, 1, bias=False) on the n records, a DataLoader over the sampler's
+    batches (empty ones collated by allow_empty_batches), the optimizer (per-example gradients by ``per_example``);
+    the iterates w_0 .. w_T. Under random allocation the sampler's pass is whole epochs, the run its first T steps."""
+    from privdyn.torch import BatchSampler, PrivateOptimizer, allow_empty_batches
 
     model = torch.nn.Linear(1, 1, bias=False).double()
     with torch.no_grad():
@@ -38,14 +41,12 @@ def _user_loop(mech: TorchOptimizerCanary, seed: int, key: str, *, canary: bool,
                                batch_size=mech.batch_size, strategy=mech._strategy(),
                                noise_source=step_normals(seed, key, run=0), num_steps=mech.num_steps,
                                per_example=per_example)
-    sampler = BatchSampler(mech.n, mech.batch_size, sampler=mech.sampler, num_steps=mech.num_steps,
+    sampler = BatchSampler(mech.n, mech.batch_size, sampler=mech.sampler, num_steps=mech._draws_per_run(),
                            generator=generator(seed, key, run_index=0, purpose="sampling"))
-    if mech.sampler == "fixed_size":
-        batches = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(features, labels), batch_sampler=sampler)
-    else:  # Poisson batches can be empty, which the DataLoader's default collate cannot stack: index directly
-        batches = ((features[batch], labels[batch]) for batch in sampler)
+    dataset = torch.utils.data.TensorDataset(features, labels)
+    batches = torch.utils.data.DataLoader(dataset, batch_sampler=sampler, collate_fn=allow_empty_batches(dataset))
     iterates = [model.weight.item()]
-    for x, y in batches:
+    for x, y in itertools.islice(batches, mech.num_steps):
         private.zero_grad()
         private.step(x, y)
         iterates.append(model.weight.item())
@@ -119,7 +120,7 @@ def test_a_block_of_many_runs_releases_b_plus_kappa_xi(name):
         batches = mech._batches(generator(seed, key, run_index=0, purpose="sampling"), runs)
         released = mech._releases(private, mech._block(private, batches, runs, canary))
         again = mech._batches(generator(seed, key, run_index=0, purpose="sampling"), runs)
-        joined = np.array([[0 in next(again) for _ in range(runs)] for _ in range(mech.num_steps)]).T
+        joined = mech._presence(again, runs).T
         assert 0 < joined.sum() < joined.size
         normals = np.stack([step_normals(seed, key, run=0).draw(t, runs) for t in range(1, mech.num_steps + 1)])
         xi = (mech._strategy().noise_matrix(mech.num_steps) @ normals).T
@@ -160,6 +161,34 @@ def test_reported_is_the_optimizers_accountant():
                                  batch_size=mech.batch_size, noise_multiplier=mech.noise_multiplier)
     assert float(loss) == float(accountant.epsilon(mech.num_steps, mech.delta))
     assert loss.guarantee.value == "bound" and loss.sampler == "poisson"
+
+
+def test_random_allocation_runs_take_whole_epochs_of_the_shipped_sampler():
+    """Each run of a block sees the canary in exactly one step of every epoch of t = ceil(n/B) steps, at a uniform
+    position (chi-square over the t positions, 2 x 10^4 run-epochs, level 1e-6), the partial last epoch its first
+    steps (there in half the runs, 5 standard errors); the reported epsilon is the optimizer's accountant through the
+    allow-list's random-allocation row."""
+    from scipy import stats
+
+    from privdyn.privacy import accounting, correlated
+
+    mech = mechanism("torch-dpsgd-random-allocation", num_steps=25)
+    t, runs = mech._steps_per_epoch(), 10_000
+    assert (t, mech._draws_per_run()) == (10, 30)
+    presence = mech._presence(mech._batches(generator(0, "epochs", purpose="sampling"), runs), runs)
+    assert presence.shape == (25, runs)
+    for epoch in range(2):
+        block = presence[epoch * t:(epoch + 1) * t]
+        assert np.all(block.sum(axis=0) == 1)
+        assert stats.chisquare(block.sum(axis=1)).pvalue > 1e-6
+    last = presence[20:].sum(axis=0)  # the first 5 steps of the last epoch: the canary is there w.p. 1/2
+    assert last.max() == 1 and abs(last.mean() - 0.5) < 5 * 0.5 / np.sqrt(runs)
+    reported = mech.reported()
+    expected = accounting.dpsgd_epsilon(correlated.Independent(), noise_multiplier=mech.noise_multiplier, n=mech.n,
+                                        batch_size=mech.batch_size, num_steps=25, delta=mech.delta,
+                                        sampler="random_allocation", neighboring="add_remove")
+    assert float(reported) == float(expected.value) == float(mech._reference().reported())
+    assert reported.sampler == "random_allocation" and "random allocation" in reported.source
 
 
 def test_reproducible_from_the_seed():

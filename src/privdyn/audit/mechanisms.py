@@ -55,7 +55,12 @@ from privdyn.audit.estimators import AdaSSPCanary, PlanDPSGDCanary, PlanHSGDCana
 from privdyn.audit.law import WhitenedSample
 from privdyn.audit.logistic import DPLogisticRegressionCanary
 from privdyn.audit.noisy_sgd import NoisySGDLeastSquares
-from privdyn.audit.torch_optimizer import TorchDPSGDPoisson, TorchLambdaCGDFixedSize, TorchLambdaCGDPoisson
+from privdyn.audit.torch_optimizer import (
+    TorchDPSGDPoisson,
+    TorchDPSGDRandomAllocation,
+    TorchLambdaCGDFixedSize,
+    TorchLambdaCGDPoisson,
+)
 from privdyn.privacy.labels import PrivacyLoss
 
 __all__ = [
@@ -498,7 +503,7 @@ MECHANISMS: dict[str, type[Mechanism]] = {
                               DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary, PlanDPSGDCanary,
                               PlanLangevinCanary, DPLinearRegressionPlanningShareCanary, PlanHSGDCanary,
                               TorchLambdaCGDFixedSize, DPLogisticRegressionCanary,
-                              TorchLambdaCGDPoisson, TorchDPSGDPoisson)
+                              TorchLambdaCGDPoisson, TorchDPSGDPoisson, TorchDPSGDRandomAllocation)
 }
 """Every audited mechanism by name, in the order of the table."""
 

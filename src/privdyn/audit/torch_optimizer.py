@@ -29,7 +29,11 @@ gradient 0 add exactly 0 to the clipped sum, so a step is given only the canary 
 the canary (on D the canary's feature, on D' the zeroed record's). The batches come from a
 :class:`~privdyn.torch.BatchSampler` per block and side, ``block_size`` consecutive batches per step, one per run:
 fixed-size and Poisson batches are drawn independently at every step, so consecutive batches are independent and each
-run sees the sampler's law (the reduction refuses the shuffle sampler, whose batches are not). The tests check that a
+run sees the sampler's law. Random-allocation batches are independent only across epochs (each record joins exactly
+one of the t = ceil(n / B) steps of an epoch), so under it a run takes *whole epochs* of consecutive batches: the
+block's sampler draws epoch after epoch, run 0's first epoch, run 1's first epoch, ..., then every run's second, and
+a partial last epoch uses the first steps of its epoch (:class:`TorchDPSGDRandomAllocation`). The reduction refuses
+the shuffle sampler, which the allow-list does not account. The tests check that a
 block of one run is, number for number, the user-facing loop (``nn.Linear(1, 1, bias=False)``, a ``DataLoader`` over
 the n records with the sampler, vmap per-example gradients), and that a block of many runs is the release above
 computed from its batches and the NumPy noise matrix.
@@ -71,7 +75,8 @@ from privdyn.privacy.labels import PrivacyLoss
 if TYPE_CHECKING:
     from privdyn.audit.mechanisms import DPSGDCanary
 
-__all__ = ["TorchDPSGDPoisson", "TorchLambdaCGDFixedSize", "TorchLambdaCGDPoisson", "TorchOptimizerCanary"]
+__all__ = ["TorchDPSGDPoisson", "TorchDPSGDRandomAllocation", "TorchLambdaCGDFixedSize", "TorchLambdaCGDPoisson",
+           "TorchOptimizerCanary"]
 
 _SIDES = ("D", "D'")
 
@@ -127,9 +132,9 @@ class TorchOptimizerCanary(Mechanism):
     block_size: int = 2048
 
     def __post_init__(self) -> None:
-        if self.sampler not in ("fixed_size", "poisson"):
-            raise ValueError(f"sampler must be 'fixed_size' or 'poisson' (batches independent across steps); got "
-                             f"{self.sampler!r}.")
+        if self.sampler not in ("fixed_size", "poisson", "random_allocation"):
+            raise ValueError(f"sampler must be 'fixed_size' or 'poisson' (batches independent across steps) or "
+                             f"'random_allocation' (epochs independent); got {self.sampler!r}.")
         if not self.canary_gradient > 1.0:
             raise ValueError(f"canary_gradient must be > 1 (clipping active); got {self.canary_gradient!r}.")
         if not (isinstance(self.block_size, int) and self.block_size >= 1):
@@ -174,26 +179,45 @@ class TorchOptimizerCanary(Mechanism):
         return native
 
     def _optimizer(self, runs: int, noise_source: Any, *, noise_multiplier: float, account: bool = False,
-                   single: bool = False) -> Any:
-        """A PrivateOptimizer over a block of ``runs`` runs (bound to its accountant if ``account``)."""
+                   single: bool = False, batch_sampler: Any = None) -> Any:
+        """A PrivateOptimizer over a block of ``runs`` runs (bound to its accountant if ``account``, and checked
+        against ``batch_sampler`` if given)."""
         _require_torch_extra()
         import torch
 
         from privdyn.torch import PrivateOptimizer
 
         module = _canary_columns(runs, single)
-        bound: dict[str, Any] = ({"n": self.n, "sampler": self.sampler, "neighboring": self.neighboring}
-                                 if account else {})
+        bound: dict[str, Any] = ({"n": self.n, "sampler": self.sampler, "neighboring": self.neighboring,
+                                  "batch_sampler": batch_sampler} if account else {})
         return PrivateOptimizer(torch.optim.SGD(module.parameters(), lr=self.learning_rate), module, clip=self.clip,
                                 noise_multiplier=noise_multiplier, batch_size=self.batch_size,
                                 strategy=self._strategy(), noise_source=noise_source, num_steps=self.num_steps,
                                 per_example="closed_form", regenerate=self.regenerate, **bound)
 
-    def _batches(self, generator: np.random.Generator, runs: int) -> Any:
+    def _draws_per_run(self) -> int:
+        """Batches the block's sampler draws per run: one per step."""
+        return self.num_steps
+
+    def _batch_sampler(self, generator: np.random.Generator, runs: int) -> Any:
+        """The block's :class:`~privdyn.torch.BatchSampler`: :meth:`_draws_per_run` batches per run, one pass."""
         from privdyn.torch import BatchSampler
 
-        return iter(BatchSampler(self.n, self.batch_size, sampler=self.sampler, num_steps=self.num_steps * runs,
-                                 generator=generator))
+        return BatchSampler(self.n, self.batch_size, sampler=self.sampler, num_steps=self._draws_per_run() * runs,
+                            generator=generator)
+
+    def _batches(self, generator: np.random.Generator, runs: int) -> Any:
+        return iter(self._batch_sampler(generator, runs))
+
+    def _presence(self, batches: Any, runs: int) -> np.ndarray:
+        """(T, runs): whether run r's batch of step t holds the canary (index 0); step t takes the next ``runs``
+        batches of ``batches``, one per run (batches independent across steps)."""
+        return np.array([[0 in next(batches) for _ in range(runs)] for _ in range(self.num_steps)], dtype=bool)
+
+    def _reference_scores(self, reference: Any, released: np.ndarray, encoder: np.ndarray, q: float) -> np.ndarray:
+        """The NumPy row's statistic of the releases (runs, T)."""
+        scores: np.ndarray = reference._score(released @ encoder.T, encoder, q)
+        return scores
 
     def _block(self, private: Any, batches: Any, runs: int, canary: bool,
                joined: np.ndarray | None = None) -> np.ndarray:
@@ -209,8 +233,9 @@ class TorchOptimizerCanary(Mechanism):
         iterates = np.empty((self.num_steps + 1, runs))
         iterates[0] = weight.detach().double().numpy()[:, 0]
         feature = self.canary_gradient * self.clip if canary else 0.0
+        presence = self._presence(batches, runs)
         for t in range(self.num_steps):
-            present = np.array([0 in next(batches) for _ in range(runs)])
+            present = presence[t]
             if joined is not None:
                 joined[t] = present
             rows = np.flatnonzero(present)
@@ -251,8 +276,9 @@ class TorchOptimizerCanary(Mechanism):
         feature = self.canary_gradient * self.clip if canary else 0.0
         previous = model.weight.detach().numpy()[0].copy()
         residuals = np.empty((runs, self.num_steps))
+        presence = self._presence(batches, runs)
         for t in range(self.num_steps):
-            present = np.array([0 in next(batches) for _ in range(runs)])
+            present = presence[t]
             rows = np.flatnonzero(present)
             x = torch.zeros((max(rows.size, 1), runs), dtype=torch.float64)
             x[torch.arange(rows.size), torch.from_numpy(rows)] = feature
@@ -270,13 +296,15 @@ class TorchOptimizerCanary(Mechanism):
     # --- the Mechanism interface ---------------------------------------------------------------------------------
 
     def reported(self) -> PrivacyLoss:
-        """The optimizer's accountant after ``num_steps`` steps on the canary: ``privacy_spent(delta)``."""
+        """The optimizer's accountant after ``num_steps`` steps on the canary: ``privacy_spent(delta)`` (the optimizer
+        bound to the run's BatchSampler, which refuses a sampler or sizes other than its own)."""
         from privdyn.rng import generator, step_normals
 
         _require_torch_extra()
+        sampler = self._batch_sampler(generator(0, "audit/reported", purpose="sampling"), 1)
         private = self._optimizer(1, step_normals(0, "audit/reported"), noise_multiplier=self.noise_multiplier,
-                                  account=True)
-        self._block(private, self._batches(generator(0, "audit/reported", purpose="sampling"), 1), 1, True)
+                                  account=True, batch_sampler=sampler)
+        self._block(private, iter(sampler), 1, True)
         loss: PrivacyLoss = private.privacy_spent(self.delta)
         return loss
 
@@ -308,7 +336,7 @@ class TorchOptimizerCanary(Mechanism):
                 y = self._releases(private, self._block(private, batches, size, side == "D", joined))
                 released.append(y)
                 residuals.append(y - (joined.T if side == "D" else 0.0))
-            outputs.append(reference._score(np.concatenate(released) @ encoder.T, encoder, q))
+            outputs.append(self._reference_scores(reference, np.concatenate(released), encoder, q))
             samples.append(WhitenedSample(f"PrivateOptimizer releases on {side}",
                                           np.concatenate(residuals) @ encoder.T / self.noise_multiplier))
         if self.single_runs:
@@ -403,3 +431,49 @@ class TorchDPSGDPoisson(TorchOptimizerCanary):
 
         return DPSGDPoisson(noise_multiplier=self.noise_multiplier, n=self.n, batch_size=self.batch_size,
                             num_steps=self.num_steps, delta=self.delta, noise_factor=self.noise_factor)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TorchDPSGDRandomAllocation(TorchOptimizerCanary):
+    """PrivateOptimizer, independent noise, random allocation (balls-in-bins), add-remove neighbours, on the batches of
+    the shipped :class:`~privdyn.torch.BatchSampler` (the ``dpsgd-random-allocation`` setting: kappa = 1, n = 100,
+    B = 10, so epochs of t = 10 steps, T = 20). Each run takes whole epochs of the block's sampler (module docstring);
+    the score is the NumPy row's Neyman-Pearson statistic of the allocation pair, and the reported epsilon is the
+    optimizer's accountant, through the allow-list's random-allocation row."""
+
+    name: ClassVar[str] = "torch-dpsgd-random-allocation"
+    description: ClassVar[str] = ("PrivateOptimizer (torch), independent noise, random allocation (balls-in-bins), "
+                                  "add-remove: DPSGDAccountant (random-allocation PLD)")
+    sampler: ClassVar[str] = "random_allocation"
+    neighboring: ClassVar[str] = "add_remove"
+
+    noise_multiplier: float = 1.0
+    num_steps: int = 20
+
+    def _steps_per_epoch(self) -> int:
+        return -(-self.n // self.batch_size)
+
+    def _draws_per_run(self) -> int:
+        """Whole epochs: ceil(T / t) epochs of t batches per run."""
+        t = self._steps_per_epoch()
+        return t * -(-self.num_steps // t)
+
+    def _presence(self, batches: Any, runs: int) -> np.ndarray:
+        """(T, runs): epoch e of run r is the (e * runs + r)-th epoch of ``batches`` (t consecutive batches; epochs are
+        independent), its first T - e t batches where the last epoch is partial."""
+        t = self._steps_per_epoch()
+        presence = np.zeros((self._draws_per_run(), runs), dtype=bool)
+        for epoch in range(self._draws_per_run() // t):
+            for run in range(runs):
+                presence[epoch * t:(epoch + 1) * t, run] = [0 in next(batches) for _ in range(t)]
+        return presence[:self.num_steps]
+
+    def _reference_scores(self, reference: Any, released: np.ndarray, encoder: np.ndarray, q: float) -> np.ndarray:
+        scores: np.ndarray = reference._allocation_score(released, self._steps_per_epoch())
+        return scores
+
+    def _reference(self) -> DPSGDCanary:
+        from privdyn.audit.mechanisms import DPSGDRandomAllocation
+
+        return DPSGDRandomAllocation(noise_multiplier=self.noise_multiplier, n=self.n, batch_size=self.batch_size,
+                                     num_steps=self.num_steps, delta=self.delta, noise_factor=self.noise_factor)
