@@ -2,7 +2,8 @@
 
 A :class:`BatchSampler` yields index batches as :func:`privdyn.algorithms.dpsgd.sample_batches` draws them (the kan
 paper's fixed-size sampling without replacement, Wang et al., arXiv 2605.12648, Algorithm 1: ``batch_size`` distinct
-indices, independently at every step; or Poisson sampling with rate ``batch_size / n``; or shuffled epochs), for
+indices, independently at every step; or Poisson sampling with rate ``batch_size / n``; or shuffled epochs; or
+random allocation; or cyclic Poisson over as many parts as the noise encoder has bands), for
 ``DataLoader(dataset, batch_sampler=...)``. Which (noise, sampler, neighbouring relation) can be accounted is decided by
 :mod:`privdyn.privacy.accounting` alone (:class:`privdyn.torch.DPSGDAccountant`), not here.
 """
@@ -16,6 +17,7 @@ import torch
 
 from privdyn import _check
 from privdyn.algorithms.dpsgd import SAMPLERS, sample_batches
+from privdyn.privacy.correlated import Strategy
 
 __all__ = ["BatchSampler", "allow_empty_batches"]
 
@@ -26,28 +28,41 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
     Args:
         n: the number of training examples.
         batch_size: the batch size (the expected size under Poisson sampling).
-        sampler: ``"fixed_size"``, ``"poisson"`` or ``"shuffle"``.
+        sampler: one of :data:`privdyn.algorithms.dpsgd.SAMPLERS`.
         num_steps: batches per pass over the sampler (``len(sampler)``; the steps of an "epoch").
         generator: the :class:`numpy.random.Generator` of the batches. Batches from a known seed are not private:
             in deployment use ``numpy.random.default_rng()`` (OS entropy).
+        strategy: the run's noise strategy; required by ``"cyclic_poisson"``, whose number of parts is its encoder's
+            band count (:func:`privdyn.privacy.cyclic_poisson.num_partitions`, the ``b`` the accountant uses; a
+            dense encoder is refused), unused by the other samplers. Give the optimizer the same strategy.
 
     Poisson batches can be empty; their size varies. torch's default collate cannot make a batch of nothing: give
     the data loader ``collate_fn=allow_empty_batches(dataset)`` (:class:`~privdyn.torch.PrivacyEngine` does).
     """
 
     def __init__(self, n: int, batch_size: int, *, sampler: str, num_steps: int,
-                 generator: np.random.Generator) -> None:
+                 generator: np.random.Generator, strategy: Strategy | None = None) -> None:
         _check.one_of(SAMPLERS, sampler=sampler)
         _check.integer(minimum=1, n=n, batch_size=batch_size, num_steps=num_steps)
         if int(batch_size) > int(n):
             raise ValueError(f"batch_size must be <= n={int(n)} (the number of training examples); "
                              f"got batch_size={batch_size}.")
         self.n, self.batch_size, self.sampler, self.num_steps = int(n), int(batch_size), sampler, int(num_steps)
-        self._batches = sample_batches(sampler, n=self.n, batch_size=self.batch_size, rng=generator)
+        self.num_partitions: int | None = None
+        if sampler == "cyclic_poisson":
+            if strategy is None:
+                raise ValueError("strategy is required by sampler='cyclic_poisson' (its number of parts is the "
+                                 "band count of the noise encoder); got strategy=None.")
+            from privdyn.privacy.cyclic_poisson import num_partitions
+
+            self.num_partitions = num_partitions(strategy)
+        self._batches = sample_batches(sampler, n=self.n, batch_size=self.batch_size, rng=generator,
+                                       num_partitions=self.num_partitions)
 
     @property
     def sampling_prob(self) -> float:
-        """``batch_size / n``."""
+        """``batch_size / n``: the per-step rate (the average one under cyclic Poisson, whose rate inside the active
+        part is ``batch_size * num_partitions / n``)."""
         return self.batch_size / self.n
 
     def __len__(self) -> int:
@@ -58,8 +73,9 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
             yield next(self._batches).tolist()
 
     def __repr__(self) -> str:
+        parts = "" if self.num_partitions is None else f", num_partitions={self.num_partitions}"
         return (f"BatchSampler(n={self.n}, batch_size={self.batch_size}, sampler={self.sampler!r}, "
-                f"num_steps={self.num_steps})")
+                f"num_steps={self.num_steps}{parts})")
 
 
 def allow_empty_batches(dataset: Sequence[object],
