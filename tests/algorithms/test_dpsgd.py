@@ -359,8 +359,8 @@ def test_cyclic_poisson_parts_are_uniform_and_independent_across_examples():
     ({"sampler": "cyclic_poisson", "num_partitions": 0}, ValueError,
      "num_partitions must be an integer >= 1; got num_partitions=0"),
     ({"sampler": "cyclic_poisson", "num_partitions": 2.5}, TypeError, "num_partitions must be an integer"),
-    ({"sampler": "cyclic_poisson", "num_partitions": 9}, ValueError, r"batch_size must be <= n / num_partitions = 4 "
-                                                                     r".* got batch_size=5 with n=40, num_partitions=9"),
+    ({"sampler": "cyclic_poisson", "num_partitions": 9}, ValueError,
+     r"batch_size must be <= n / num_partitions = 4 .* got batch_size=5 with n=40, num_partitions=9"),
     ({"sampler": "poisson", "num_partitions": 2}, ValueError, "num_partitions is used only by "
                                                               "sampler='cyclic_poisson'"),
 ])

@@ -559,8 +559,8 @@ class _CanaryModel:
 
 MECHANISMS: dict[str, type[Mechanism]] = {
     cls.name: cls for cls in (LangevinQuadratic, LangevinLogistic, DPGDCanary, NoisySGDLeastSquares, DPSGDPoisson,
-                              DPSGDRandomAllocation, DPSGDBandedCyclicPoisson, DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson,
-                              DPSGDBLTPoisson,
+                              DPSGDRandomAllocation, DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson,
+                              DPSGDBLTPoisson, DPSGDBandedCyclicPoisson,
                               DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary, PlanDPSGDCanary,
                               PlanLangevinCanary, DPLinearRegressionPlanningShareCanary, PlanHSGDCanary,
                               TorchLambdaCGDFixedSize, DPLogisticRegressionCanary,

@@ -65,9 +65,9 @@ epsilon beside a valid lower bound on shuffling's, :mod:`privdyn.privacy.shuffli
 allocation, replace-one neighbours for correlated noise (a replace-one neighbour is two zero-out steps; the group
 conversion is loose and privdyn does not apply it silently), independent noise under fixed-size add-remove or
 Poisson replace-one, cyclic Poisson with a dense encoder (banded inverse, lambda-CGD, BLT, square root: Theorem 4
-needs a banded C) or with replace-one neighbours, and the square-root factorization under any other sampler: its encoder coefficients never become
-negligible, so the amplified bound conditions on every lag of the whole horizon and its cost grows as T^2, which has
-not been measured to keep a calibration usable at training horizons.
+needs a banded C) or with replace-one neighbours, and the square-root factorization under any other sampler: its
+encoder coefficients never become negligible, so the amplified bound conditions on every lag of the whole horizon and
+its cost grows as T^2, which has not been measured to keep a calibration usable at training horizons.
 """
 
 from __future__ import annotations

@@ -64,7 +64,8 @@ class PrivacyLoss:
         neighboring: the neighbouring relation the number refers to.
         source: the result implemented (paper, arXiv id, theorem), and assumptions.
         sampler: how records join the steps, where the number depends on it (``"fixed_size"``, ``"poisson"``,
-            ``"shuffle"``, ``"random_allocation"``, ``"cyclic_poisson"``; ARCHITECTURE.md's ``sampler`` vocabulary), else None.
+            ``"shuffle"``, ``"random_allocation"``, ``"cyclic_poisson"``; ARCHITECTURE.md's ``sampler``
+            vocabulary), else None.
     """
 
     value: float | np.ndarray
