@@ -193,3 +193,16 @@ def test_a_batch_larger_than_a_part_allows_is_refused():
     assert cyclic_poisson.sampling_prob(n=100, batch_size=33, num_partitions=3) == pytest.approx(0.99)
     with pytest.raises(ValueError, match="num_partitions"):
         cyclic_poisson.sampling_prob(n=100, batch_size=3, num_partitions=0)
+
+
+@pytest.mark.parametrize(("changes", "match"), [
+    ({"epsilon": 0.0}, "epsilon must be > 0"),
+    ({"epsilon": -1.0}, "epsilon must be > 0"),
+    ({"delta": 0.0}, r"delta must be in \(0.0, 1.0\); got delta=0.0"),
+    ({"rtol": 2.0}, r"rtol must be in \[1e-12, 1.0\]; got rtol=2.0"),
+    ({"sampling_prob": -0.1}, r"sampling_prob must be in \(0.0, 1.0\]"),
+])
+def test_bad_calibration_input_names_the_parameter(changes, match):
+    args = dict(epsilon=1.0, delta=1e-5, sampling_prob=0.1, num_steps=10) | changes
+    with pytest.raises(ValueError, match=match):
+        cyclic_poisson.noise_multiplier(correlated.Toeplitz([1.0, 0.5]), **args)
