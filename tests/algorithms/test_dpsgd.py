@@ -312,3 +312,77 @@ def test_random_allocation_puts_each_example_in_exactly_one_uniform_step_per_epo
     first = sample_batches("random_allocation", n=n, batch_size=batch, rng=np.random.default_rng(3))
     for _ in range(8):
         np.testing.assert_array_equal(next(again), next(first))
+
+
+def test_cyclic_poisson_keeps_each_example_in_its_part_and_samples_at_rate_b_times_batch_over_n():
+    """Cyclic Poisson as the accountant assumes: an example joins only the steps t = j mod b of its part j (one
+    residue per example, fixed for the run), each of them with probability q = B b / n (pooled over the examples,
+    z = 5; per example, two-sided binomial at level 1e-6 Bonferroni over n)."""
+    n, batch, parts, cycles = 30, 4, 3, 2_000
+    q = batch * parts / n
+    gen = sample_batches("cyclic_poisson", n=n, batch_size=batch, rng=np.random.default_rng(5), num_partitions=parts)
+    joins = np.zeros((parts, n), dtype=int)
+    for step in range(parts * cycles):
+        joins[step % parts, next(gen)] += 1
+    part = np.argmax(joins, axis=0)
+    assert np.all(np.count_nonzero(joins, axis=0) <= 1)  # no example joins steps of two residues
+    counts = joins[part, np.arange(n)]
+    assert abs(counts.sum() - n * cycles * q) <= 5.0 * math.sqrt(n * cycles * q * (1 - q))
+    low, high = stats.binom.ppf([0.5e-6 / n, 1 - 0.5e-6 / n], cycles, q)
+    assert np.all((counts >= low) & (counts <= high))
+    again = sample_batches("cyclic_poisson", n=n, batch_size=batch, rng=np.random.default_rng(5), num_partitions=parts)
+    first = sample_batches("cyclic_poisson", n=n, batch_size=batch, rng=np.random.default_rng(5), num_partitions=parts)
+    for _ in range(7):
+        np.testing.assert_array_equal(next(again), next(first))
+
+
+def test_cyclic_poisson_parts_are_uniform_and_independent_across_examples():
+    """At q = 1 (B b = n) the first b batches are the parts: over 3,000 runs example 0's part is uniform (chi-square,
+    level 1e-6) and examples 0 and 1 share a part with probability 1/b (z = 5): each example's part is drawn
+    independently, so adding or removing one moves no other."""
+    n, parts, runs = 6, 3, 3_000
+    rng = np.random.default_rng(11)
+    part0, same = np.zeros(parts, dtype=int), 0
+    for _ in range(runs):
+        gen = sample_batches("cyclic_poisson", n=n, batch_size=n // parts, rng=rng, num_partitions=parts)
+        where = np.empty(n, dtype=int)
+        for j in range(parts):
+            where[next(gen)] = j
+        part0[where[0]] += 1
+        same += where[0] == where[1]
+    assert np.sum((part0 - runs / parts) ** 2 / (runs / parts)) <= stats.chi2.isf(1e-6, parts - 1)
+    assert abs(same / runs - 1 / parts) <= 5.0 * math.sqrt((1 / parts) * (1 - 1 / parts) / runs)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"sampler": "cyclic_poisson"}, ValueError, "num_partitions is required"),
+    ({"sampler": "cyclic_poisson", "num_partitions": 0}, ValueError,
+     "num_partitions must be an integer >= 1; got num_partitions=0"),
+    ({"sampler": "cyclic_poisson", "num_partitions": 2.5}, TypeError, "num_partitions must be an integer"),
+    ({"sampler": "cyclic_poisson", "num_partitions": 9}, ValueError,
+     r"batch_size must be <= n / num_partitions = 4 .* got batch_size=5 with n=40, num_partitions=9"),
+    ({"sampler": "poisson", "num_partitions": 2}, ValueError, "num_partitions is used only by "
+                                                              "sampler='cyclic_poisson'"),
+])
+def test_cyclic_poisson_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        next(sample_batches(n=40, batch_size=5, rng=np.random.default_rng(0), **kwargs))
+
+
+def test_dpsgd_takes_the_parts_from_the_strategy_bands_and_refuses_a_dense_encoder():
+    from privdyn.privacy.accounting import NotAccountableError
+    from privdyn.privacy.correlated import Toeplitz
+
+    model, w0, x, y = _problem()
+    kw = dict(step_size=0.1, batch_size=5, clip=1.0, noise_multiplier=1.0, noise_rng=step_normals(0, "cyc"),
+              sampler="cyclic_poisson")
+    trainer = DPSGD(model, w0, x, y, strategy=Toeplitz([1.0, 0.5, 0.25]), sampling_rng=np.random.default_rng(4),
+                    **kw)
+    expected = sample_batches("cyclic_poisson", n=40, batch_size=5, rng=np.random.default_rng(4), num_partitions=3)
+    for _ in range(9):
+        np.testing.assert_array_equal(next(trainer._batches), next(expected))
+    with pytest.raises(NotAccountableError, match="cyclic_poisson_dense_encoder"):
+        DPSGD(model, w0, x, y, strategy=LambdaCGD(0.5), sampling_rng=np.random.default_rng(4), **kw)
+    res = dpsgd(model, w0, x, y, num_steps=30, step_size=1.0, batch_size=10, sampler="cyclic_poisson",
+                sampling_rng=np.random.default_rng(0), log_every=30)
+    assert res.log.train_loss[-1] < res.log.train_loss[0]

@@ -78,6 +78,7 @@ def test_mid_run_epsilon_accounts_the_steps_taken():
     (cn.Toeplitz([1.0, 0.5]), "fixed_size", "add_remove"),
     (cn.Independent(), "shuffle", "add_remove"),
     (cn.LambdaCGD(0.5), "fixed_size", "replace_one"),
+    (cn.BufferedToeplitz([0.9], [0.2]), "cyclic_poisson", "add_remove"),  # a dense encoder: Theorem 4 needs bands
 ])
 def test_unaccountable_runs_are_refused_before_training(strategy, sampler, neighboring):
     model = nn.Linear(4, 2).double()
@@ -87,6 +88,30 @@ def test_unaccountable_runs_are_refused_before_training(strategy, sampler, neigh
                          batch_size=BATCH, strategy=strategy, noise_source=cn.step_normals(0, "r"), num_steps=STEPS,
                          n=N, sampler=sampler, neighboring=neighboring, per_example="vmap")
     assert torch.equal(model.weight, before)
+
+
+def test_a_cyclic_poisson_run_is_accounted_by_theorem_4():
+    """A Toeplitz-encoder run on the cyclic-Poisson batch sampler: the optimizer's epsilon is the allow-list's."""
+    strategy = cn.Toeplitz([1.0, 0.5, 0.25])
+    batch = N // 3 // 2
+    torch.manual_seed(0)
+    model = nn.Linear(4, 2).double()
+    x = torch.randn(N, 4, dtype=torch.float64)
+    y = (x[:, 0] > 0).long()
+    private = PrivateOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, LOSS, clip=1.0,
+                               noise_multiplier=4.0, batch_size=batch, strategy=strategy,
+                               noise_source=cn.step_normals(0, "cyc"), num_steps=30, n=N, sampler="cyclic_poisson",
+                               neighboring="add_remove", per_example="vmap")
+    for index in BatchSampler(N, batch, sampler="cyclic_poisson", num_steps=30, generator=np.random.default_rng(0),
+                              strategy=strategy):
+        private.step(x[index], y[index])
+    loss = private.privacy_spent(DELTA)
+    assert loss.sampler == "cyclic_poisson" and loss.guarantee == "bound" and "Theorem 4" in loss.source
+    from privdyn.privacy import accounting
+
+    assert float(loss) == float(accounting.dpsgd_epsilon(strategy, noise_multiplier=4.0, n=N, batch_size=batch,
+                                                         num_steps=30, delta=DELTA, sampler="cyclic_poisson",
+                                                         neighboring="add_remove"))
 
 
 def test_planned_run_outside_f12_validity_is_accounted_by_the_amplified_bound():

@@ -140,6 +140,28 @@ def test_batch_sampler_draws_the_numpy_batches():
         BatchSampler(50, 51, sampler="fixed_size", num_steps=1, generator=np.random.default_rng(0))
 
 
+def test_batch_sampler_draws_cyclic_poisson_batches_with_the_strategy_parts():
+    """The parts come from the strategy (its encoder's bands, as the accountant's), never from the user."""
+    strategy = cn.Toeplitz([1.0, 0.5, 0.25])
+    sampler = BatchSampler(60, 4, sampler="cyclic_poisson", num_steps=5, generator=np.random.default_rng(9),
+                           strategy=strategy)
+    reference = sample_batches("cyclic_poisson", n=60, batch_size=4, rng=np.random.default_rng(9), num_partitions=3)
+    assert sampler.num_partitions == 3 and "num_partitions=3" in repr(sampler)
+    for _ in range(2):  # a second pass continues the stream (and the cycle of parts)
+        for batch in sampler:
+            assert batch == next(reference).tolist()
+    with pytest.raises(ValueError, match="strategy is required by sampler='cyclic_poisson'"):
+        BatchSampler(60, 4, sampler="cyclic_poisson", num_steps=1, generator=np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"batch_size must be <= n / num_partitions = 20 .* got batch_size=21"):
+        BatchSampler(60, 21, sampler="cyclic_poisson", num_steps=1, generator=np.random.default_rng(0),
+                     strategy=strategy)
+    from privdyn.privacy.accounting import NotAccountableError
+
+    with pytest.raises(NotAccountableError, match="cyclic_poisson_dense_encoder"):
+        BatchSampler(60, 4, sampler="cyclic_poisson", num_steps=1, generator=np.random.default_rng(0),
+                     strategy=cn.LambdaCGD(0.5))
+
+
 def test_empty_poisson_batch_adds_noise_only():
     model = _mlp()
     before = [p.detach().clone() for p in model.parameters()]

@@ -155,3 +155,17 @@ def test_privacy_engine_trains_random_allocation_epochs_through_empty_batches():
         PrivacyEngine(sampler="random_allocation").make_private(
             module=_mlp(), optimizer=torch.optim.SGD(model.parameters(), lr=0.1), data_loader=dropping,
             noise_multiplier=1.0, max_grad_norm=1.0, epochs=1)
+
+
+
+def test_cyclic_poisson_optimizer_with_another_band_count_is_refused():
+    """The optimizer's strategy implies a number of cyclic-Poisson parts; a batch sampler built for another is
+    refused."""
+    model = _mlp()
+    sampler = BatchSampler(N, 2, sampler="cyclic_poisson", num_steps=10, generator=np.random.default_rng(0),
+                           strategy=cn.Toeplitz([1.0, 0.5]))
+    with pytest.raises(ValueError, match="num_partitions=2"):
+        PrivateOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, CROSS_ENTROPY, clip=1.0,
+                         noise_multiplier=1.0, batch_size=2, strategy=cn.Toeplitz([1.0, 0.5, 0.25]),
+                         noise_source=cn.step_normals(0, "c"), num_steps=10, neighboring="add_remove",
+                         batch_sampler=sampler, per_example="vmap")

@@ -40,6 +40,13 @@ the risks over ``W_0, ..., W_{T-1}`` (:attr:`DPSGDResult.averaged_train_loss`) a
   exactly one of them, drawn uniformly and independently of the other examples and of other epochs; batch sizes
   vary (mean ``n / t <= batch_size``) and the sum is divided by ``batch_size``, a public constant. Matches the
   allow-list's random-allocation row (independent noise, :mod:`privdyn.privacy.random_allocation`).
+* ``"cyclic_poisson"`` (Choquette-Choo et al., arXiv 2306.08153, Section 4): at the start of the run every example is
+  put in one of ``b`` parts, drawn uniformly and independently of the other examples (so adding or removing one
+  example moves no other); part ``t mod b`` is active at step ``t`` (from 0) and each of its examples joins
+  independently with probability ``q = batch_size * b / n`` (so ``batch_size <= n / b``; the expected batch size is
+  ``batch_size``, and the sum is divided by it). ``b`` is not chosen by the user: it is the band count of the noise's
+  encoder (:func:`privdyn.privacy.cyclic_poisson.num_partitions`), the number the accountant uses, and a strategy
+  with a dense encoder is refused. Matches the allow-list's cyclic-Poisson rows (Theorem 4 of the paper).
 
 **Random streams.** Batches come from ``sampling_rng`` (a :class:`numpy.random.Generator`) and the noise from
 ``noise_rng`` (a :class:`~privdyn.rng.StepNormals` or :class:`~privdyn.rng.CounterStream`), so
@@ -73,9 +80,10 @@ __all__ = [
     "dpsgd",
 ]
 
-SAMPLERS = ("fixed_size", "poisson", "shuffle", "random_allocation")
-"""Batch samplers: the paper's fixed-size sampling without replacement per step, Poisson, shuffled epochs, and
-random allocation (balls-in-bins: each example in exactly one uniformly drawn step of every epoch)."""
+SAMPLERS = ("fixed_size", "poisson", "shuffle", "random_allocation", "cyclic_poisson")
+"""Batch samplers: the paper's fixed-size sampling without replacement per step, Poisson, shuffled epochs,
+random allocation (balls-in-bins: each example in exactly one uniformly drawn step of every epoch), and cyclic Poisson
+(Poisson sampling inside the one active part of a fixed partition in ``b`` parts)."""
 
 
 @runtime_checkable
@@ -100,15 +108,51 @@ class PerExampleGradientModel(Protocol):
 
 
 @renamed_arguments(generator="rng")
-def sample_batches(sampler: str, *, n: int, batch_size: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """An endless iterator of index batches (see the module docstring for the four samplers)."""
+def sample_batches(sampler: str, *, n: int, batch_size: int, rng: np.random.Generator,
+                   num_partitions: int | None = None) -> Iterator[np.ndarray]:
+    """An endless iterator of index batches (see the module docstring for the samplers).
+
+    ``num_partitions`` is the number of parts ``b`` of ``"cyclic_poisson"`` (required there, refused for the other
+    samplers). It must be the band count of the run's noise encoder, which the accountant uses: take it from
+    :func:`privdyn.privacy.cyclic_poisson.num_partitions` (:class:`DPSGD` and :class:`privdyn.torch.BatchSampler`
+    do). The partition is drawn from ``rng`` before the first batch and kept for the whole iterator.
+    """
     _check.one_of(SAMPLERS, sampler=sampler)
     _check.integer(minimum=1, n=n, batch_size=batch_size)
     n, batch_size = int(n), int(batch_size)
     if batch_size > n:
         raise ValueError(f"batch_size must be <= n={n}; got batch_size={batch_size}.")
     _check.generator(rng=rng)
-    return _batches(sampler, n, batch_size, rng)
+    if sampler != "cyclic_poisson":
+        if num_partitions is not None:
+            raise ValueError(f"num_partitions is used only by sampler='cyclic_poisson'; got "
+                             f"num_partitions={num_partitions!r} with sampler={sampler!r}.")
+        return _batches(sampler, n, batch_size, rng)
+    if num_partitions is None:
+        raise ValueError("num_partitions is required by sampler='cyclic_poisson' (an integer >= 1: the band count of "
+                         "the noise encoder, privdyn.privacy.cyclic_poisson.num_partitions(strategy)); got "
+                         "num_partitions=None.")
+    _check.scalar(num_partitions=num_partitions)
+    _check.integer(minimum=1, num_partitions=num_partitions)
+    parts = int(num_partitions)
+    if batch_size * parts > n:
+        raise ValueError(f"batch_size must be <= n / num_partitions = {n // parts} under sampler='cyclic_poisson' "
+                         f"(the rate inside the active part, batch_size * num_partitions / n, is a probability); got "
+                         f"batch_size={batch_size} with n={n}, num_partitions={parts}.")
+    return _cyclic_poisson_batches(n, batch_size, parts, rng)
+
+
+def _cyclic_poisson_batches(n: int, batch_size: int, parts: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Each example's part uniform in ``0 .. parts - 1``, independently; part ``t mod parts`` active at step t, each
+    of its examples joining with probability ``batch_size * parts / n``."""
+    rate = batch_size * parts / n
+    part = rng.integers(0, parts, size=n)
+    members = [np.flatnonzero(part == j) for j in range(parts)]
+    step = 0
+    while True:
+        active = members[step % parts]
+        yield active[rng.random(active.size) < rate]
+        step += 1
 
 
 def _batches(sampler: str, n: int, batch_size: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
@@ -266,7 +310,8 @@ class DPSGD:
         noise_correlation: ``lambda in [0, 1)`` of the paper's ``LambdaCGD`` strategy (default 0: DP-SGD).
         strategy: any :class:`~privdyn.privacy.correlated.Strategy` instead of ``noise_correlation``.
         projection_radius: ``R* > 0`` (``inf``: no projection).
-        sampler: one of :data:`SAMPLERS`.
+        sampler: one of :data:`SAMPLERS` (``"cyclic_poisson"`` uses as many parts as the strategy's encoder has
+            bands, and refuses a strategy with a dense encoder).
         sampling_rng: the generator of the batches (``sampling_generator`` is its deprecated name).
         noise_rng: the step normals (required when ``noise_multiplier > 0``; ``noise_source`` is its deprecated
             name). It must be independent of ``sampling_rng``.
@@ -339,7 +384,13 @@ class DPSGD:
         self.initial_params = params.copy()
         self.initial_params.setflags(write=False)
         self.params = params
-        self._batches = sample_batches(sampler, n=n, batch_size=self.batch_size, rng=sampling_rng)
+        partitions = None
+        if sampler == "cyclic_poisson":
+            from privdyn.privacy.cyclic_poisson import num_partitions as band_count
+
+            partitions = band_count(strategy)
+        self._batches = sample_batches(sampler, n=n, batch_size=self.batch_size, rng=sampling_rng,
+                                       num_partitions=partitions)
         self.noise_rng: StepNormals | None = None
         self.noise_stream: NoiseStream | None = None
         if self.noise_multiplier > 0:

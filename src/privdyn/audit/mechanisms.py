@@ -67,6 +67,7 @@ __all__ = [
     "DPGDCanary",
     "DPSGDCanary",
     "DPSGDBLTPoisson",
+    "DPSGDBandedCyclicPoisson",
     "DPSGDCorrelatedFixedSize",
     "DPSGDCorrelatedPoisson",
     "DPSGDFixedSize",
@@ -410,6 +411,71 @@ class DPSGDRandomAllocation(DPSGDCanary):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class DPSGDBandedCyclicPoisson(DPSGDCanary):
+    """DP-SGD, a two-band Toeplitz encoder, cyclic Poisson sampling (the records in b = 2 fixed parts, part t mod b
+    active at step t, rate q = B b / n inside it), add-remove neighbours: Theorem 4 of Choquette-Choo et al. 2023
+    (:mod:`privdyn.privacy.cyclic_poisson`). The canary's participation comes from the shipped sampler
+    (:func:`privdyn.algorithms.dpsgd.sample_batches`, one sampler and one partition per run; the canary is record
+    0). The score is the Neyman-Pearson statistic of the release with the canary's part unknown:
+    log((1/b) sum_j prod_{s = j mod b} ((1 - q) + q exp((<w, c_s> - ||c_s||^2 / 2) / kappa^2))), w = C y (the columns
+    of one part have disjoint supports, so the product is exact)."""
+
+    name: ClassVar[str] = "dpsgd-banded-cyclic-poisson"
+    entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
+    description: ClassVar[str] = "DP-SGD, 2-band Toeplitz encoder, cyclic Poisson, add-remove: Theorem 4 (PLD)"
+    sampler: ClassVar[str] = "cyclic_poisson"
+    neighboring: ClassVar[str] = "add_remove"
+
+    n: int = 30
+    batch_size: int = 5
+    noise_multiplier: float = 1.5
+    encoder_coefficients: tuple[float, ...] = (1.0, 0.5)
+
+    def _strategy(self) -> Any:
+        from privdyn.privacy.correlated import Toeplitz
+
+        return Toeplitz(self.encoder_coefficients)
+
+    def _vectorized(self, seed: int, unit_key: str, runs: int) -> tuple[tuple[np.ndarray, np.ndarray],
+                                                                          list[WhitenedSample]]:
+        """The release y_t = b_t + kappa xi_t on D (b: the canary's participation in the shipped sampler's batches)
+        and kappa xi_t on D'."""
+        from privdyn.algorithms.dpsgd import sample_batches
+        from privdyn.privacy.cyclic_poisson import num_partitions
+
+        strategy = self._strategy()
+        parts = num_partitions(strategy)
+        q = self.batch_size * parts / self.n
+        encoder = strategy.encoder_matrix(self.num_steps)
+        kappa = self.noise_multiplier * self.noise_factor
+        outputs, samples = [], []
+        for sign, gen, side in zip(self._signs(), _generators(seed, unit_key), ("D", "D'"), strict=True):
+            participation = np.zeros((runs, self.num_steps))
+            if sign != 0.0:
+                for r in range(runs):
+                    batches = sample_batches(self.sampler, n=self.n, batch_size=self.batch_size, rng=gen,
+                                             num_partitions=parts)
+                    for t in range(self.num_steps):
+                        batch = next(batches)
+                        participation[r, t] = batch.size > 0 and batch[0] == 0  # sorted indices: the canary first
+            noise = self._stream_noise(strategy, seed, f"{unit_key}/{side}", runs, kappa)
+            released = sign * participation + noise
+            outputs.append(self._cyclic_score(released @ encoder.T, encoder, q, parts))
+            samples.append(WhitenedSample(f"noise engine releases on {side}",
+                                          noise @ encoder.T / self.noise_multiplier))
+        return (-outputs[0], -outputs[1]), samples
+
+    def _cyclic_score(self, whitened: np.ndarray, encoder: np.ndarray, q: float, parts: int) -> np.ndarray:
+        from scipy.special import logsumexp
+
+        variance = self.noise_multiplier**2  # nominal: the test does not know the actual noise
+        evidence = (whitened @ encoder - 0.5 * np.sum(encoder**2, axis=0)) / variance
+        per_step = np.logaddexp(math.log1p(-q), math.log(q) + evidence) if q < 1.0 else evidence
+        by_part = np.stack([per_step[:, j::parts].sum(axis=1) for j in range(parts)], axis=1)
+        return logsumexp(by_part, axis=1) - math.log(parts)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class DPSGDFixedSize(DPSGDCanary):
     """DP-SGD, independent noise (lambda = 0), fixed-size batches, replace-one neighbours."""
 
@@ -499,7 +565,7 @@ class _CanaryModel:
 MECHANISMS: dict[str, type[Mechanism]] = {
     cls.name: cls for cls in (LangevinQuadratic, LangevinLogistic, DPGDCanary, NoisySGDLeastSquares, DPSGDPoisson,
                               DPSGDRandomAllocation, DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson,
-                              DPSGDBLTPoisson,
+                              DPSGDBLTPoisson, DPSGDBandedCyclicPoisson,
                               DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary, PlanDPSGDCanary,
                               PlanLangevinCanary, DPLinearRegressionPlanningShareCanary, PlanHSGDCanary,
                               TorchLambdaCGDFixedSize, DPLogisticRegressionCanary,

@@ -42,10 +42,11 @@ __all__ = [
     "SAMPLERS",
 ]
 
-SAMPLERS = ("fixed_order", "full_batch", "shuffle", "poisson", "fixed_size", "random_allocation")
+SAMPLERS = ("fixed_order", "full_batch", "shuffle", "poisson", "fixed_size", "random_allocation", "cyclic_poisson")
 """How records enter the algorithm (``sampler``): one pass in a fixed order (dpgd), the full batch every step
-(langevin), one pass in a uniformly random order (hsgd; DP-SGD epochs), Poisson or fixed-size batches (DP-SGD), or
-random allocation (balls-in-bins: each record in one uniformly drawn step of every DP-SGD epoch)."""
+(langevin), one pass in a uniformly random order (hsgd; DP-SGD epochs), Poisson or fixed-size batches (DP-SGD),
+random allocation (balls-in-bins: each record in one uniformly drawn step of every DP-SGD epoch), or cyclic Poisson
+(DP-SGD: Poisson sampling inside the active part of a fixed partition, :mod:`privdyn.privacy.cyclic_poisson`)."""
 
 _RDP_ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0)
 """The orders at which a zCDP guarantee's RDP curve α ↦ zcdp·α is tabulated in the statement."""

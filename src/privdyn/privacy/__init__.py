@@ -70,7 +70,8 @@ _ALIASES: dict[str, tuple[str, str]] = {
     "DP_ACCOUNTING_SAMPLERS": ("correlated_calibration", "SAMPLERS"),
 }
 _SUBMODULES = (
-    "accounting", "amplification", "conversions", "correlated", "correlated_calibration", "divergences",
+    "accounting", "amplification", "conversions", "correlated", "correlated_calibration", "cyclic_poisson",
+    "divergences",
     "hidden_state", "hsgd",
     "iteration", "labels", "langevin", "random_allocation", "shuffling",
 )
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
     from privdyn.privacy import conversions as conversions
     from privdyn.privacy import correlated as correlated
     from privdyn.privacy import correlated_calibration as correlated_calibration
+    from privdyn.privacy import cyclic_poisson as cyclic_poisson
     from privdyn.privacy import divergences as divergences
     from privdyn.privacy import hidden_state as hidden_state
     from privdyn.privacy import hsgd as hsgd

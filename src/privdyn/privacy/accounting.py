@@ -2,7 +2,8 @@
 
 A DP-SGD run with correlated noise is described by three things besides its sizes: the noise **strategy** (the
 matrix factorization, :mod:`privdyn.privacy.correlated`), the **sampler** (how records join the steps:
-``"fixed_size"``, ``"poisson"`` or ``"shuffle"``) and the **neighbouring relation** (``"replace_one"``,
+``"fixed_size"``, ``"poisson"``, ``"shuffle"``, ``"random_allocation"`` or ``"cyclic_poisson"``) and the
+**neighbouring relation** (``"replace_one"``,
 ``"add_remove"``, ``"zero_out"``). privdyn accounts a run only if that triple is a row of :data:`ALLOW_LIST`;
 everything else raises :class:`NotAccountableError`, which names the combination. A mechanism is never accounted
 as if it were another one: shuffling is not Poisson sampling, correlated noise is not independent noise, and one
@@ -26,6 +27,10 @@ independent        fixed_size  zero_out     Theorem F.8's pair at lambda = 0: Po
 independent        random_     add_remove,  the balls-in-bins pair (Chua et al., arXiv 2412.16802) over      bound
                    allocation  zero_out     ceil(T / t) epochs of t = ceil(n / B) steps
                                             (:mod:`privdyn.privacy.random_allocation`)
+independent,       cyclic_     add_remove,  Theorem 4 of Choquette-Choo et al. 2023 (arXiv 2306.08153):     bound
+toeplitz           poisson     zero_out     ceil(T / b) Poisson-subsampled Gaussians at rate q = B b / n,
+                                            noise multiplier kappa / ||c|| (dp-accounting PLD; b = the
+                                            encoder's bands; :mod:`privdyn.privacy.cyclic_poisson`)
 lambda_cgd         fixed_size  zero_out     the smaller of the amplified bound and Theorem F.12 (proved     bound
                                             constant 2, where epsilon <= 1 and r T >= 3 ln(2 / delta))
 lambda_cgd         poisson     add_remove   amplified bound                                                 bound
@@ -59,9 +64,10 @@ is not i.i.d. per step, and shuffling is not Poisson sampling; for independent n
 epsilon beside a valid lower bound on shuffling's, :mod:`privdyn.privacy.shuffling`), correlated noise under random
 allocation, replace-one neighbours for correlated noise (a replace-one neighbour is two zero-out steps; the group
 conversion is loose and privdyn does not apply it silently), independent noise under fixed-size add-remove or
-Poisson replace-one, and the square-root factorization under any sampler: its encoder coefficients never become
-negligible, so the amplified bound conditions on every lag of the whole horizon and its cost grows as T^2, which has
-not been measured to keep a calibration usable at training horizons.
+Poisson replace-one, cyclic Poisson with a dense encoder (banded inverse, lambda-CGD, BLT, square root: Theorem 4
+needs a banded C) or with replace-one neighbours, and the square-root factorization under any other sampler: its
+encoder coefficients never become negligible, so the amplified bound conditions on every lag of the whole horizon and
+its cost grows as T^2, which has not been measured to keep a calibration usable at training horizons.
 """
 
 from __future__ import annotations
@@ -115,6 +121,14 @@ REFUSAL_REASONS = {
                                     "does not implement",
     "correlated_replace_one": "a replace-one neighbour is two zero-out steps of a matrix mechanism; the group "
                               "conversion is loose and privdyn does not apply it silently",
+    "cyclic_poisson_dense_encoder": "cyclic Poisson is accounted by Theorem 4 of Choquette-Choo et al. 2023 "
+                                    "(arXiv 2306.08153), which needs a banded encoder C (b bands, b parts); this "
+                                    "strategy's C is dense (a banded inverse, lambda-CGD, BLT or the square root), so "
+                                    "a record's participations b steps apart still overlap in C and the theorem does "
+                                    "not apply",
+    "cyclic_poisson_bands_exceed_partitions": "Theorem 4 of Choquette-Choo et al. 2023 needs the encoder's bands "
+                                              "b <= the sampler's number of parts; with fewer parts a record's "
+                                              "participations overlap in C",
     "relation_not_covered": "no accountant in privdyn covers this sampler under this neighbouring relation (the "
                             "sampler's pair is stated for another relation; accounting it as that one could "
                             "under-report epsilon)",
@@ -171,7 +185,7 @@ class AllowListRow:
 
     Attributes:
         noise: the strategy kind (:data:`NOISE_KINDS`).
-        sampler: ``"fixed_size"``, ``"poisson"`` or ``"shuffle"``.
+        sampler: one of :data:`SAMPLERS`.
         neighboring: the neighbouring relation.
         accountant: a short name of the accountant (written into plans and reports).
         guarantee: the label of its numbers.
@@ -399,6 +413,34 @@ def _allocation_noise_multiplier(relation: NeighboringRelation) -> NoiseMultipli
     return noise_multiplier
 
 
+def _cyclic_epsilon(relation: NeighboringRelation) -> EpsilonFn:
+    def epsilon(strategy: correlated.Strategy, noise_multiplier: float, sizes: _Sizes, delta: float) -> PrivacyLoss:
+        from privdyn.privacy import cyclic_poisson
+
+        parts = cyclic_poisson.num_partitions(strategy)
+        q = cyclic_poisson.sampling_prob(n=sizes.n, batch_size=sizes.batch_size, num_partitions=parts)
+        return cyclic_poisson.epsilon(strategy, noise_multiplier, sampling_prob=q, num_steps=sizes.num_steps,
+                                      delta=delta, num_partitions=parts, neighboring=relation)
+
+    return epsilon
+
+
+def _cyclic_noise_multiplier(relation: NeighboringRelation) -> NoiseMultiplierFn:
+    def noise_multiplier(strategy: correlated.Strategy, epsilon: float, delta: float, sizes: _Sizes,
+                         rtol: float) -> PrivacyLoss:
+        from privdyn.privacy import cyclic_poisson
+
+        parts = cyclic_poisson.num_partitions(strategy)
+        q = cyclic_poisson.sampling_prob(n=sizes.n, batch_size=sizes.batch_size, num_partitions=parts)
+        return cyclic_poisson.noise_multiplier(strategy, epsilon=epsilon, delta=delta, sampling_prob=q,
+                                               num_steps=sizes.num_steps, num_partitions=parts,
+                                               neighboring=relation, rtol=rtol)
+
+    return noise_multiplier
+
+
+_CYCLIC = ("the records in b fixed parts (b = the encoder's bands), part t mod b active at step t, each of its "
+           "records joining independently with probability q = batch_size * b / n <= 1")
 _ALLOCATION = ("each record joins exactly one of the ceil(n/batch_size) steps of every epoch, uniformly and "
                "independently of the other records and of other epochs; a partial last epoch counts as whole")
 _IID = "i.i.d. per-step participation with rate r = batch_size/n; every noisy step may be released"
@@ -415,6 +457,9 @@ ALLOW_LIST: tuple[AllowListRow, ...] = (
     *(AllowListRow("independent", "random_allocation", relation, "random_allocation_pld", Guarantee.BOUND,
                    _ALLOCATION, _allocation_epsilon(relation), _allocation_noise_multiplier(relation))
       for relation in (_ADD_REMOVE, _ZERO_OUT)),
+    *(AllowListRow(noise, "cyclic_poisson", relation, "banded_cyclic_poisson_pld", Guarantee.BOUND, _CYCLIC,
+                   _cyclic_epsilon(relation), _cyclic_noise_multiplier(relation))
+      for noise in ("independent", "toeplitz") for relation in (_ADD_REMOVE, _ZERO_OUT)),
     *(AllowListRow(noise, sampler, relation,
                    "amplified_bound_or_theorem_f12" if (noise, sampler) == ("lambda_cgd", "fixed_size")
                    else "amplified_bound", Guarantee.BOUND, _IID,
@@ -442,6 +487,8 @@ def refusal_reason(kind: str, sampler: str, neighboring: NeighboringRelation) ->
     """The named reason (a key of :data:`REFUSAL_REASONS`) why a triple off the allow-list is refused."""
     if sampler == "shuffle":
         return "shuffled_epochs"
+    if sampler == "cyclic_poisson" and kind not in ("independent", "toeplitz"):
+        return "cyclic_poisson_dense_encoder"
     if kind == "square_root":
         return "square_root_cost"
     if kind != "independent" and sampler == "random_allocation":
@@ -501,7 +548,7 @@ def dpsgd_epsilon(strategy: correlated.Strategy, *, noise_multiplier: float, n: 
         noise_multiplier: kappa >= 0, the noise std on the summed clipped gradients divided by the clip.
         n, batch_size, num_steps: dataset size, (expected) batch size B <= n, number of steps T.
         delta: in (0, 1).
-        sampler: ``"fixed_size"``, ``"poisson"`` or ``"shuffle"`` (required: no default).
+        sampler: one of :data:`SAMPLERS` (required: no default).
         neighboring: ``"replace_one"``, ``"add_remove"`` or ``"zero_out"`` (required: no default).
 
     Returns:

@@ -14,11 +14,13 @@ import numpy as np
 
 __all__ = ["SAMPLERS", "Guarantee", "NeighboringRelation", "PrivacyLoss"]
 
-SAMPLERS = ("fixed_size", "poisson", "shuffle", "random_allocation")
+SAMPLERS = ("fixed_size", "poisson", "shuffle", "random_allocation", "cyclic_poisson")
 """How records join the steps of a training run: a fixed-size batch drawn without replacement at every step,
 Poisson sampling (each record joins each step independently with probability ``sampling_prob``), one shuffled
-pass split into batches per epoch, or random allocation (balls-in-bins: every record joins exactly one step of
-each epoch, chosen uniformly and independently of the other records)."""
+pass split into batches per epoch, random allocation (balls-in-bins: every record joins exactly one step of
+each epoch, chosen uniformly and independently of the other records), or cyclic Poisson (the records fixed in
+``b`` parts, part ``t mod b`` active at step ``t``, each of its records joining independently with a rate ``q``;
+:mod:`privdyn.privacy.cyclic_poisson`)."""
 
 
 class Guarantee(enum.StrEnum):
@@ -62,7 +64,8 @@ class PrivacyLoss:
         neighboring: the neighbouring relation the number refers to.
         source: the result implemented (paper, arXiv id, theorem), and assumptions.
         sampler: how records join the steps, where the number depends on it (``"fixed_size"``, ``"poisson"``,
-            ``"shuffle"``, ``"random_allocation"``; ARCHITECTURE.md's ``sampler`` vocabulary), else None.
+            ``"shuffle"``, ``"random_allocation"``, ``"cyclic_poisson"``; ARCHITECTURE.md's ``sampler``
+            vocabulary), else None.
     """
 
     value: float | np.ndarray

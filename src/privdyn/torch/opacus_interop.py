@@ -218,7 +218,7 @@ class PrivacyEngine:
                               num_steps=horizon, regenerate=self.regenerate, loss_reduction=loss_reduction)
         private._privdyn_accountant = self.accountant
         batches = BatchSampler(n, batch_size, sampler=self.sampler, num_steps=steps_per_epoch,
-                               generator=self.sampling_generator)
+                               generator=self.sampling_generator, strategy=self.strategy)
         loader = torch.utils.data.DataLoader(data_loader.dataset, batch_sampler=batches,
                                              collate_fn=allow_empty_batches(data_loader.dataset,  # type: ignore[arg-type]
                                                                             data_loader.collate_fn),

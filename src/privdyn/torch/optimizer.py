@@ -259,7 +259,7 @@ class PrivateOptimizer:
             if not isinstance(batch_sampler, BatchSampler):
                 raise TypeError(f"batch_sampler must be a privdyn.torch.BatchSampler; got "
                                 f"{type(batch_sampler).__name__}.")
-            batch_sampler.check_run(n=n, batch_size=self.batch_size, sampler=sampler)
+            batch_sampler.check_run(n=n, batch_size=self.batch_size, sampler=sampler, strategy=strategy)
             if neighboring is None:
                 raise ValueError("batch_sampler binds the run to privdyn's accountant: give neighboring too "
                                  "('add_remove', 'zero_out' or 'replace_one'); got neighboring=None.")

@@ -4,10 +4,11 @@ A :class:`BatchSampler` yields index batches as :func:`privdyn.algorithms.dpsgd.
 paper's fixed-size sampling without replacement, Wang et al., arXiv 2605.12648, Algorithm 1: ``batch_size`` distinct
 indices, independently at every step; or Poisson sampling with rate ``batch_size / n``; or random allocation, also
 called balls-in-bins: every record in exactly one of the ``ceil(n / batch_size)`` steps of each epoch, chosen
-uniformly and independently of the other records; or shuffled epochs), for ``DataLoader(dataset, batch_sampler=...)``.
-Which (noise, sampler, neighbouring relation) can be accounted is decided by :mod:`privdyn.privacy.accounting` alone
-(:class:`privdyn.torch.DPSGDAccountant`), not here; :meth:`BatchSampler.check_run` refuses an optimizer whose
-sampler or sizes are not the sampler's.
+uniformly and independently of the other records; or cyclic Poisson over as many parts as the noise encoder has bands;
+or shuffled epochs), for ``DataLoader(dataset, batch_sampler=...)``. Which (noise, sampler, neighbouring relation) can
+be accounted is decided by :mod:`privdyn.privacy.accounting` alone (:class:`privdyn.torch.DPSGDAccountant`), not here;
+:meth:`BatchSampler.check_run` refuses an optimizer whose sampler, sizes or (under cyclic Poisson) parts are not the
+sampler's.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import torch
 
 from privdyn import _check
 from privdyn.algorithms.dpsgd import SAMPLERS, sample_batches
+from privdyn.privacy.correlated import Strategy
 
 __all__ = ["BatchSampler", "allow_empty_batches"]
 
@@ -29,7 +31,7 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
     Args:
         n: the number of training examples.
         batch_size: the batch size (the expected size under Poisson sampling).
-        sampler: ``"fixed_size"``, ``"poisson"``, ``"random_allocation"`` or ``"shuffle"``.
+        sampler: one of :data:`privdyn.algorithms.dpsgd.SAMPLERS`.
         num_steps: batches per pass over the sampler (``len(sampler)``; the steps of an "epoch"). Under random
             allocation a multiple of :attr:`steps_per_epoch`, so that a pass is whole allocation epochs: the
             accountant assumes every record joins exactly one step of each run of ``ceil(n / batch_size)``
@@ -37,6 +39,9 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
             next pass.
         generator: the :class:`numpy.random.Generator` of the batches. Batches from a known seed are not private:
             in deployment use ``numpy.random.default_rng()`` (OS entropy).
+        strategy: the run's noise strategy; required by ``"cyclic_poisson"``, whose number of parts is its encoder's
+            band count (:func:`privdyn.privacy.cyclic_poisson.num_partitions`, the ``b`` the accountant uses; a
+            dense encoder is refused), unused by the other samplers. Give the optimizer the same strategy.
 
     Poisson and random-allocation batches can be empty; their size varies. torch's default collate cannot make a
     batch of nothing: give the data loader ``collate_fn=allow_empty_batches(dataset)``
@@ -45,7 +50,7 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
     """
 
     def __init__(self, n: int, batch_size: int, *, sampler: str, num_steps: int,
-                 generator: np.random.Generator) -> None:
+                 generator: np.random.Generator, strategy: Strategy | None = None) -> None:
         _check.one_of(SAMPLERS, sampler=sampler)
         _check.integer(minimum=1, n=n, batch_size=batch_size, num_steps=num_steps)
         if int(batch_size) > int(n):
@@ -56,11 +61,21 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
             raise ValueError(f"num_steps must be a multiple of the {self.steps_per_epoch} steps of an allocation epoch "
                              f"(ceil(n / batch_size)) under sampler='random_allocation', so that every pass is whole "
                              f"epochs; got num_steps={num_steps}.")
-        self._batches = sample_batches(sampler, n=self.n, batch_size=self.batch_size, rng=generator)
+        self.num_partitions: int | None = None
+        if sampler == "cyclic_poisson":
+            if strategy is None:
+                raise ValueError("strategy is required by sampler='cyclic_poisson' (its number of parts is the "
+                                 "band count of the noise encoder); got strategy=None.")
+            from privdyn.privacy.cyclic_poisson import num_partitions
+
+            self.num_partitions = num_partitions(strategy)
+        self._batches = sample_batches(sampler, n=self.n, batch_size=self.batch_size, rng=generator,
+                                       num_partitions=self.num_partitions)
 
     @property
     def sampling_prob(self) -> float:
-        """``batch_size / n``."""
+        """``batch_size / n``: the per-step rate (the average one under cyclic Poisson, whose rate inside the active
+        part is ``batch_size * num_partitions / n``)."""
         return self.batch_size / self.n
 
     @property
@@ -68,18 +83,29 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
         """``ceil(n / batch_size)``: the steps of a random-allocation epoch (each record joins exactly one)."""
         return -(-self.n // self.batch_size)
 
-    def check_run(self, *, n: int | None, batch_size: int, sampler: str | None) -> None:
+    def check_run(self, *, n: int | None, batch_size: int, sampler: str | None,
+                  strategy: Strategy | None = None) -> None:
         """Refuse a run accounted for another participation than this sampler's.
 
         Raises:
             ValueError: ``sampler``, ``n`` or ``batch_size`` (the optimizer's, hence its accountant's) is not this
-                sampler's; None means "not given" and is not compared.
+                sampler's; None means "not given" and is not compared. Under cyclic Poisson, also the number of
+                parts the optimizer's ``strategy`` implies (its encoder's band count), when a strategy is given.
         """
         for name, value, own in (("sampler", sampler, self.sampler), ("n", n, self.n),
                                  ("batch_size", batch_size, self.batch_size)):
             if value is not None and value != own:
                 raise ValueError(f"{name}={value!r} disagrees with the batch sampler's {name}={own!r}: the accountant "
                                  f"would account another participation than the one the data loader draws.")
+        if self.num_partitions is not None and strategy is not None:
+            from privdyn.privacy.cyclic_poisson import num_partitions
+
+            parts = num_partitions(strategy)
+            if parts != self.num_partitions:
+                raise ValueError(f"strategy={strategy!r} implies {parts} cyclic-Poisson parts (its encoder's band "
+                                 f"count), but the batch sampler draws from num_partitions={self.num_partitions}: "
+                                 "the accountant would account another participation than the one the data loader "
+                                 "draws. Give both the same strategy.")
 
     def __len__(self) -> int:
         return self.num_steps
@@ -89,8 +115,9 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
             yield next(self._batches).tolist()
 
     def __repr__(self) -> str:
+        parts = "" if self.num_partitions is None else f", num_partitions={self.num_partitions}"
         return (f"BatchSampler(n={self.n}, batch_size={self.batch_size}, sampler={self.sampler!r}, "
-                f"num_steps={self.num_steps})")
+                f"num_steps={self.num_steps}{parts})")
 
 
 def allow_empty_batches(dataset: Sequence[object],

@@ -299,6 +299,12 @@ class Toeplitz(Strategy):
     def __init__(self, encoder_coefficients: Sequence[float] | np.ndarray) -> None:
         self._c = _trim(_coefficient_array("encoder_coefficients", encoder_coefficients))
 
+    @property
+    def bands(self) -> int:
+        """The number of bands of ``C``: its coefficients after trailing zeros are dropped (``c_k = 0`` for
+        ``k >= bands``)."""
+        return int(self._c.size)
+
     def encoder_coefficients(self, num_steps: int) -> np.ndarray:
         num_steps = _num_steps(num_steps)
         out = np.zeros(num_steps)
