@@ -33,6 +33,9 @@ lambda_cgd         poisson     zero_out     amplified bound (the add_remove pair
 banded_inverse,    fixed_size  zero_out     amplified bound                                                 bound
 toeplitz, blt      poisson     add_remove   amplified bound                                                 bound
                    poisson     zero_out     amplified bound (the add_remove pair, see below)                bound
+lambda_cgd,        random_     add_remove,  the Gaussian mechanism at the worst one-step-per-epoch set's    bound
+banded_inverse,    allocation  zero_out     sensitivity, amplification ignored
+toeplitz, blt                               (:mod:`privdyn.privacy.correlated_allocation`)
 =================  ==========  ===========  =============================================================  =====
 
 **The amplified bound** (:func:`privdyn.privacy.amplification.amplified_epsilon`, ``method="bound"``) bounds the
@@ -54,11 +57,16 @@ For lambda-CGD under fixed-size sampling with zero-out neighbours, Theorem F.12 
 is a second valid upper bound where its conditions hold: the row reports the smaller epsilon (or the smaller
 calibrated kappa), and ``source`` names the accountant that gave it.
 
+**Correlated noise under random allocation** (:mod:`privdyn.privacy.correlated_allocation`): a record's steps form
+a set with one step per epoch; for each such set the run is dominated by a Gaussian mechanism of sensitivity
+``||C 1_S||`` (unit clip), and by joint convexity the mixture over the allocation is dominated by the worst set.
+The bound uses none of the allocation's randomness, so it is loose wherever amplification matters.
+
 Still refused, each with a named reason (:data:`REFUSAL_REASONS`): shuffled epochs for every noise (participation
 is not i.i.d. per step, and shuffling is not Poisson sampling; for independent noise the error prints the Poisson
-epsilon beside a valid lower bound on shuffling's, :mod:`privdyn.privacy.shuffling`), correlated noise under random
-allocation, replace-one neighbours for correlated noise (a replace-one neighbour is two zero-out steps; the group
-conversion is loose and privdyn does not apply it silently), independent noise under fixed-size add-remove or
+epsilon beside a valid lower bound on shuffling's, :mod:`privdyn.privacy.shuffling`), replace-one neighbours for
+correlated noise under every sampler, random allocation included (a replace-one neighbour is two zero-out steps;
+the group conversion is loose and privdyn does not apply it silently), independent noise under fixed-size add-remove or
 Poisson replace-one, and the square-root factorization under any sampler: its encoder coefficients never become
 negligible, so the amplified bound conditions on every lag of the whole horizon and its cost grows as T^2, which has
 not been measured to keep a calibration usable at training horizons.
@@ -110,9 +118,6 @@ REFUSAL_REASONS = {
     "square_root_cost": "the square-root factorization's encoder coefficients never become negligible, so the "
                         "amplified bound conditions on every lag and costs T^2, not measured usable at training "
                         "horizons",
-    "correlated_random_allocation": "correlated noise under random allocation needs a matrix-mechanism bound for "
-                                    "that participation (Schuchardt & Kalinin, arXiv 2601.21636), which privdyn "
-                                    "does not implement",
     "correlated_replace_one": "a replace-one neighbour is two zero-out steps of a matrix mechanism; the group "
                               "conversion is loose and privdyn does not apply it silently",
     "relation_not_covered": "no accountant in privdyn covers this sampler under this neighbouring relation (the "
@@ -399,8 +404,34 @@ def _allocation_noise_multiplier(relation: NeighboringRelation) -> NoiseMultipli
     return noise_multiplier
 
 
+def _correlated_allocation_epsilon(relation: NeighboringRelation) -> EpsilonFn:
+    def epsilon(strategy: correlated.Strategy, noise_multiplier: float, sizes: _Sizes, delta: float) -> PrivacyLoss:
+        from privdyn.privacy import correlated_allocation
+
+        steps_per_epoch, epochs = _allocation_epochs(sizes)
+        return correlated_allocation.epsilon(strategy, noise_multiplier, steps_per_epoch=steps_per_epoch,
+                                             num_epochs=epochs, delta=delta, neighboring=relation)
+
+    return epsilon
+
+
+def _correlated_allocation_noise_multiplier(relation: NeighboringRelation) -> NoiseMultiplierFn:
+    def noise_multiplier(strategy: correlated.Strategy, epsilon: float, delta: float, sizes: _Sizes,
+                         rtol: float) -> PrivacyLoss:
+        from privdyn.privacy import correlated_allocation
+
+        steps_per_epoch, epochs = _allocation_epochs(sizes)
+        return correlated_allocation.noise_multiplier(strategy, epsilon=epsilon, delta=delta,
+                                                      steps_per_epoch=steps_per_epoch, num_epochs=epochs,
+                                                      neighboring=relation)
+
+    return noise_multiplier
+
+
 _ALLOCATION = ("each record joins exactly one of the ceil(n/batch_size) steps of every epoch, uniformly and "
                "independently of the other records and of other epochs; a partial last epoch counts as whole")
+_CORRELATED_ALLOCATION = (_ALLOCATION + "; the bound uses only that a record joins at most one step per epoch "
+                          "(no amplification), for any lower-triangular Toeplitz encoder with finite coefficients")
 _IID = "i.i.d. per-step participation with rate r = batch_size/n; every noisy step may be released"
 
 ALLOW_LIST: tuple[AllowListRow, ...] = (
@@ -421,6 +452,10 @@ ALLOW_LIST: tuple[AllowListRow, ...] = (
                    _amplified_epsilon(sampler, relation), _amplified_noise_multiplier(sampler, relation))
       for noise in ("lambda_cgd", "banded_inverse", "toeplitz", "blt")
       for sampler, relation in (("fixed_size", _ZERO_OUT), ("poisson", _ADD_REMOVE), ("poisson", _ZERO_OUT))),
+    *(AllowListRow(noise, "random_allocation", relation, "allocation_sensitivity_bound", Guarantee.BOUND,
+                   _CORRELATED_ALLOCATION, _correlated_allocation_epsilon(relation),
+                   _correlated_allocation_noise_multiplier(relation))
+      for noise in ("lambda_cgd", "banded_inverse", "toeplitz", "blt") for relation in (_ADD_REMOVE, _ZERO_OUT)),
 )
 """The accounted combinations. An accountant added to privdyn adds its row here (and to docs/accounting.md)."""
 
@@ -444,8 +479,6 @@ def refusal_reason(kind: str, sampler: str, neighboring: NeighboringRelation) ->
         return "shuffled_epochs"
     if kind == "square_root":
         return "square_root_cost"
-    if kind != "independent" and sampler == "random_allocation":
-        return "correlated_random_allocation"
     if kind != "independent" and neighboring == NeighboringRelation.REPLACE_ONE:
         return "correlated_replace_one"
     return "relation_not_covered"
