@@ -440,6 +440,9 @@ class DPSGDCorrelatedRandomAllocation(DPSGDCanary):
             raise ValueError(f"num_steps must be a multiple of the {t} steps per epoch for independent runs; got "
                              f"num_steps={self.num_steps}.")
         epochs = self.num_steps // t
+        if t ** epochs > 4096:
+            raise ValueError(f"the score enumerates all t^E = {t}^{epochs} one-step-per-epoch sets: at most 4096; got "
+                             f"n={self.n}, batch_size={self.batch_size}, num_steps={self.num_steps}.")
         kappa = self.noise_multiplier * self.noise_factor
         strategy = self._strategy()
         encoder = strategy.encoder_matrix(self.num_steps)

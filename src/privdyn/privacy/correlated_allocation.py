@@ -14,7 +14,7 @@ Theorem 2.1; Choquette-Choo et al. 2023, arXiv 2211.06530, the same reduction pr
 :func:`~privdyn.privacy.correlated.sensitivity` rests on), and ``||C g||^2 = sum_{u,v in S} G_uv <g_u, g_v>
 <= sum_{u,v in S} |G_uv|`` with ``G = C^T C``. The released law is the mixture over ``S`` of these mechanisms, and
 every hockey-stick divergence is jointly convex, so in both directions (add and remove) the mixture is dominated by
-the worst ``S``: the Gaussian mechanism of sensitivity
+the worst ``S``: the Gaussian mechanism of sensitivity::
 
     Delta = max_S sqrt(sum_{u,v in S} |G_uv|)    over one-step-per-epoch sets S.
 
@@ -25,7 +25,7 @@ per epoch, and it is loose against amplified accounting wherever amplification m
 
 **Computing Delta (an upper bound on it).** With ``a = |c|`` (``c`` the first column of ``C`` over ``E t`` steps)
 and ``A(d) = sum_j a_j a_{j+d}``, every ``|G_uv| <= A(|u - v|)`` (the horizon only removes terms), and ``Abar(d) =
-max_{d' >= d} A(d')`` is non-increasing. Steps of epochs ``e < f`` are at least ``(f - e - 1) t + 1`` apart, so
+max_{d' >= d} A(d')`` is non-increasing. Steps of epochs ``e < f`` are at least ``(f - e - 1) t + 1`` apart, so::
 
     Delta^2 <= E A(0) + 2 max_r sum_e Abar(t + r_{e+1} - r_e) + 2 sum_{j >= 2} (E - j) Abar((j - 1) t + 1),
 
