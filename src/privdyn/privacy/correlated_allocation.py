@@ -1,4 +1,4 @@
-"""Correlated noise under random allocation: a sampling-free upper bound on epsilon that ignores amplification.
+"""Correlated noise under random allocation: two sampling-free upper bounds on epsilon, the smaller reported.
 
 **The mechanism.** DP-SGD with a lower-triangular Toeplitz encoder ``C`` (any strategy of
 :mod:`privdyn.privacy.correlated`) releases the noisy sums ``X + kappa C^{-1} Z``; by post-processing this is
@@ -34,6 +34,19 @@ the epochs, O(E t^2) time. Where ``c`` is non-negative and non-increasing the la
 exact maximum ``||C 1_{0..E-1}||`` (:func:`~privdyn.privacy.correlated.sensitivity` with ``min_separation=1``),
 also an upper bound here; the smaller of the two is used (the second is exact when ``t = 1``). A sum of ``m``
 float64 products is rounded up by the relative margin ``4 m u`` (u the unit roundoff) so rounding never lowers it.
+
+**The spectral route (amplified).** Let ``a >= ||C||_2`` (privdyn certifies ``a >= || |C| ||_2 >= ||C||_2``,
+:func:`privdyn.privacy.amplification.spectral.operator_norm_bound`) and ``tau = kappa / a``. The noise splits as
+``kappa Z = C W + W'`` with ``W ~ N(0, tau^2 I)`` and ``W' ~ N(0, kappa^2 I - tau^2 C C^T)`` independent (the
+covariance is positive semi-definite because ``C C^T <= a^2 I``), so the release is ``C (X + W) + W'``: a
+post-processing of the *independent-noise* run ``X + W`` at noise multiplier ``tau`` together with ``W'``, which is
+independent of the data (the gradients may depend on it: they depend on past releases, functions of past
+``X + W`` and of ``W'``, C being lower-triangular). The independent-noise run under random allocation is accounted
+by the balls-in-bins pair for adaptive queries (:mod:`privdyn.privacy.random_allocation`), for every value of the
+independent ``W'`` and hence for the mixture (joint convexity). So epsilon is at most the random-allocation PLD's at
+``tau``: the same argument as privdyn's spectral bound for Poisson sampling
+(:mod:`privdyn.privacy.amplification.spectral`), here applied to the mechanism itself rather than to a pair.
+:func:`epsilon` reports the smaller of the two bounds and names it in ``source``.
 """
 
 from __future__ import annotations
@@ -50,11 +63,15 @@ from privdyn.privacy.correlated.participation import _gram_column_sums, _monoton
 from privdyn.privacy.correlated.strategies import Strategy
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
 
-__all__ = ["allocation_sensitivity", "epsilon", "noise_multiplier", "gaussian_epsilon", "SOURCE"]
+__all__ = ["allocation_sensitivity", "operator_norm", "unamplified_epsilon", "spectral_epsilon", "epsilon",
+           "unamplified_noise_multiplier", "gaussian_epsilon", "SOURCE", "SPECTRAL_SOURCE"]
 
 SOURCE = ("matrix mechanism under random allocation (one step per epoch), amplification ignored: the Gaussian "
           "mechanism of the worst one-step-per-epoch participation set's sensitivity (joint convexity of the "
           "hockey-stick divergence over the allocation; Balle & Wang 2018, arXiv 1805.06530, Theorem 8)")
+
+SPECTRAL_SOURCE = ("matrix mechanism under random allocation, spectral route: a post-processing of independent "
+                   "noise at kappa / a, a >= ||C||_2 certified, accounted by the random-allocation PLD")
 
 _UNIT_ROUNDOFF = float(np.finfo(float).eps) / 2.0
 _DELTA_MARGIN = 1e-9  # the Gaussian curve is certified at delta (1 - 1e-9): far above its float64 evaluation error
@@ -236,11 +253,13 @@ def _delta(delta: Any) -> float:
     return float(delta)
 
 
-def epsilon(strategy: Strategy, noise_multiplier: float, *, steps_per_epoch: int, num_epochs: int, delta: float,
-            neighboring: str | NeighboringRelation = NeighboringRelation.ADD_REMOVE) -> PrivacyLoss:
+def unamplified_epsilon(strategy: Strategy, noise_multiplier: float, *, steps_per_epoch: int, num_epochs: int,
+                        delta: float,
+                        neighboring: str | NeighboringRelation = NeighboringRelation.ADD_REMOVE) -> PrivacyLoss:
     """An upper bound on epsilon of ``num_epochs`` epochs of random allocation (one of ``steps_per_epoch`` steps per
     epoch) with this strategy's correlated noise of multiplier ``noise_multiplier`` (noise std on the sum over the
-    clip), add-remove or zero-out neighbours: the Gaussian mechanism at ``mu = Delta / kappa`` (module docstring).
+    clip), add-remove or zero-out neighbours: the Gaussian mechanism at ``mu = Delta / kappa`` (module docstring),
+    no amplification.
 
     Returns:
         ``PrivacyLoss(value=epsilon, guarantee="bound", quantity="epsilon", sampler="random_allocation")``; inf at
@@ -259,10 +278,11 @@ def epsilon(strategy: Strategy, noise_multiplier: float, *, steps_per_epoch: int
                        source=f"{SOURCE}; {sens.source}: Delta = {float(sens.value):.6g}, mu = Delta / kappa")
 
 
-def noise_multiplier(strategy: Strategy, *, epsilon: float, delta: float, steps_per_epoch: int, num_epochs: int,
-                     neighboring: str | NeighboringRelation = NeighboringRelation.ADD_REMOVE) -> PrivacyLoss:
+def unamplified_noise_multiplier(
+        strategy: Strategy, *, epsilon: float, delta: float, steps_per_epoch: int, num_epochs: int,
+        neighboring: str | NeighboringRelation = NeighboringRelation.ADD_REMOVE) -> PrivacyLoss:
     """The noise multiplier kappa = Delta / mu* with mu* the largest Gaussian shift that is (epsilon, delta)-DP
-    (rounded down), so :func:`epsilon` at kappa is at most the target; label ``bound``."""
+    (rounded down), so :func:`unamplified_epsilon` at kappa is at most the target; label ``bound``."""
     _check.scalar(epsilon=epsilon)
     _check.finite(epsilon=epsilon)
     _check.positive(epsilon=epsilon)
@@ -276,3 +296,53 @@ def noise_multiplier(strategy: Strategy, *, epsilon: float, delta: float, steps_
                        neighboring=sens.neighboring, sampler="random_allocation",
                        source=f"{SOURCE}; {sens.source}: kappa = Delta / mu*, mu* the largest Gaussian shift that "
                               f"is ({epsilon!r}, {delta!r})-DP")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The spectral route, and the smaller of the two
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def operator_norm(strategy: Strategy, num_steps: int) -> float:
+    """A certified ``a >= || |C| ||_2 >= ||C||_2`` over ``num_steps`` steps (module docstring)."""
+    from privdyn.privacy.amplification.spectral import operator_norm_bound
+
+    return operator_norm_bound(np.abs(_coefficients(strategy, int(num_steps))))
+
+
+def spectral_epsilon(strategy: Strategy, noise_multiplier: float, *, steps_per_epoch: int, num_epochs: int,
+                     delta: float,
+                     neighboring: str | NeighboringRelation = NeighboringRelation.ADD_REMOVE) -> PrivacyLoss:
+    """An upper bound on the same epsilon by the spectral route: the random-allocation PLD of independent noise at
+    ``kappa / a`` (module docstring); label ``bound``, inf at kappa = 0."""
+    from privdyn.privacy import random_allocation
+
+    _check.scalar(noise_multiplier=noise_multiplier)
+    _check.finite(noise_multiplier=noise_multiplier)
+    _check.non_negative(noise_multiplier=noise_multiplier)
+    t, epochs = _epochs(steps_per_epoch, num_epochs)
+    relation = _relation(neighboring)
+    delta = _delta(delta)
+    a = operator_norm(strategy, t * epochs)
+    kappa = float(noise_multiplier)
+    source = f"{SPECTRAL_SOURCE}; {strategy!r}, a = {a:.6g}, {epochs} epochs of {t} steps"
+    if kappa == 0.0:
+        return PrivacyLoss(value=math.inf, guarantee=Guarantee.BOUND, quantity="epsilon", neighboring=relation,
+                           sampler="random_allocation", source=source)
+    loss = random_allocation.epsilon(kappa / a, steps_per_epoch=t, num_epochs=epochs, delta=delta,
+                                     neighboring=relation)
+    return dataclasses.replace(loss, source=f"{source}: {loss.source}")
+
+
+def epsilon(strategy: Strategy, noise_multiplier: float, *, steps_per_epoch: int, num_epochs: int, delta: float,
+            neighboring: str | NeighboringRelation = NeighboringRelation.ADD_REMOVE) -> PrivacyLoss:
+    """The smaller of :func:`unamplified_epsilon` and :func:`spectral_epsilon` (both upper bounds); ``source`` says
+    which, and gives the other's value."""
+    unamplified = unamplified_epsilon(strategy, noise_multiplier, steps_per_epoch=steps_per_epoch,
+                                      num_epochs=num_epochs, delta=delta, neighboring=neighboring)
+    spectral = spectral_epsilon(strategy, noise_multiplier, steps_per_epoch=steps_per_epoch, num_epochs=num_epochs,
+                                delta=delta, neighboring=neighboring)
+    best, other = ((unamplified, spectral) if float(unamplified.value) <= float(spectral.value)
+                   else (spectral, unamplified))
+    return dataclasses.replace(best, source=f"{best.source} (the smaller bound; the other gives "
+                                            f"{float(other.value):.6g})")
