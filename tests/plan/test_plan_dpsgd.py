@@ -278,7 +278,8 @@ def test_every_accountable_pair_is_ranked_and_every_other_refused_with_its_reaso
                 continue
             assert ranked[spec, sampler]["accountant"] == row.accountant
             assert ranked[spec, sampler]["guarantee"] == row.guarantee.value
-    assert refused["lambda_cgd:0.5", "random_allocation"].reason == "correlated_random_allocation"
+    assert refused["lambda_cgd:0.5", "cyclic_poisson"].reason == "cyclic_poisson_dense_encoder"
+    assert ranked["lambda_cgd:0.5", "random_allocation"]["accountant"] == "allocation_bound"
     assert refused["independent", "shuffle"].reason == "shuffled_epochs"
     assert refused["independent", "fixed_size"].reason == "relation_not_covered"  # fixed_size has no add_remove row
     mses = [e["prefix_sum_mse"] for e in entries]
@@ -320,7 +321,7 @@ def test_the_ranking_says_one_relation_and_what_each_loader_must_do(schemes_plan
     assert any("data loader must draw its batches that way" in note for note in schemes_plan.notes)
     summary = schemes_plan.summary()
     assert "what the data loader must do" in summary and "independent / random_allocation" in summary
-    assert "  correlated_random_allocation: lambda_cgd:0.5 / random_allocation\n" in summary
+    assert "  cyclic_poisson_dense_encoder: lambda_cgd:0.5 / cyclic_poisson\n" in summary
 
 
 def test_json_names_the_scheme_of_every_ranked_and_refused_pair(schemes_plan) -> None:

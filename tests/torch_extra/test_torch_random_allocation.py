@@ -106,8 +106,8 @@ def test_an_optimizer_that_disagrees_with_its_batch_sampler_is_refused():
 
 
 @pytest.mark.parametrize(("strategy", "neighboring", "reason"), [
-    (cn.LambdaCGD(0.5), "add_remove", "correlated_random_allocation"),
-    (cn.BufferedToeplitz([0.9], [0.3]), "zero_out", "correlated_random_allocation"),
+    (cn.LambdaCGD(0.5), "replace_one", "correlated_replace_one"),
+    (cn.SquareRoot(), "zero_out", "square_root_cost"),
     (cn.Independent(), "replace_one", "relation_not_covered"),
 ])
 def test_what_the_allow_list_refuses_is_refused_before_training(strategy, neighboring, reason):

@@ -70,6 +70,7 @@ __all__ = [
     "DPSGDBandedCyclicPoisson",
     "DPSGDCorrelatedFixedSize",
     "DPSGDCorrelatedPoisson",
+    "DPSGDCorrelatedRandomAllocation",
     "DPSGDFixedSize",
     "DPSGDPoisson",
     "DPSGDRandomAllocation",
@@ -476,6 +477,74 @@ class DPSGDBandedCyclicPoisson(DPSGDCanary):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class DPSGDCorrelatedRandomAllocation(DPSGDCanary):
+    """DP-SGD, lambda-CGD noise (lambda = 0.5), random allocation (two steps per epoch, six epochs), add-remove
+    neighbours: the one-step-per-epoch sensitivity bound (:mod:`privdyn.privacy.correlated_allocation`).
+
+    The canary's participation comes from the shipped sampler itself,
+    :func:`~privdyn.algorithms.dpsgd.sample_batches` with ``sampler="random_allocation"`` (one endless stream per
+    dataset, ``num_steps`` batches per run: whole epochs, so runs are independent), the noise from the shipped noise
+    engine. The score is the Neyman-Pearson statistic of the exact pair on the whitened release w = C y: the log of
+    the mean over all t^E one-step-per-epoch sets S of exp((<w, C 1_S> - ||C 1_S||^2 / 2) / kappa^2)."""
+
+    name: ClassVar[str] = "dpsgd-cgd-random-allocation"
+    entry_point: ClassVar[str] = "privdyn.algorithms.dpsgd.DPSGD.step"
+    description: ClassVar[str] = ("DP-SGD, lambda-CGD (lambda = 0.5), random allocation, add-remove: "
+                                  "one-step-per-epoch sensitivity bound")
+    sampler: ClassVar[str] = "random_allocation"
+    neighboring: ClassVar[str] = "add_remove"
+
+    noise_correlation: float = 0.5
+    noise_multiplier: float = 3.5
+    n: int = 20
+    batch_size: int = 10
+    num_steps: int = 12
+
+    def _vectorized(self, seed: int, unit_key: str, runs: int) -> tuple[tuple[np.ndarray, np.ndarray],
+                                                                          list[WhitenedSample]]:
+        """The release y_t = b_t + kappa xi_t on D (b: the canary's steps in the shipped sampler's batches) and
+        kappa xi_t on D'."""
+        from privdyn.algorithms.dpsgd import sample_batches
+
+        t = -(-self.n // self.batch_size)
+        if self.num_steps % t:
+            raise ValueError(f"num_steps must be a multiple of the {t} steps per epoch for independent runs; got "
+                             f"num_steps={self.num_steps}.")
+        epochs = self.num_steps // t
+        if t ** epochs > 4096:
+            raise ValueError(f"the score enumerates all t^E = {t}^{epochs} one-step-per-epoch sets: at most 4096; got "
+                             f"n={self.n}, batch_size={self.batch_size}, num_steps={self.num_steps}.")
+        kappa = self.noise_multiplier * self.noise_factor
+        strategy = self._strategy()
+        encoder = strategy.encoder_matrix(self.num_steps)
+        sets = np.array(list(np.ndindex(*(t,) * epochs))) + t * np.arange(epochs)  # every one-step-per-epoch set
+        indicators = np.zeros((len(sets), self.num_steps))
+        np.put_along_axis(indicators, sets, 1.0, axis=1)
+        means = indicators @ encoder.T  # row S: C 1_S
+        outputs, samples = [], []
+        for sign, gen, side in zip(self._signs(), _generators(seed, unit_key), ("D", "D'"), strict=True):
+            stream = sample_batches(self.sampler, n=self.n, batch_size=self.batch_size, rng=gen)
+            batches = [next(stream) for _ in range(runs * self.num_steps)]
+            step_of = np.repeat(np.arange(len(batches)), [len(batch) for batch in batches])
+            joined = np.zeros(runs * self.num_steps)
+            joined[step_of[np.concatenate(batches) == 0]] = 1.0  # the canary is record 0
+            participation = joined.reshape(runs, self.num_steps)
+            noise = self._stream_noise(strategy, seed, f"{unit_key}/{side}", runs, kappa)
+            released = sign * participation + noise
+            outputs.append(self._set_score(released @ encoder.T, means))
+            samples.append(WhitenedSample(f"noise engine releases on {side}", noise @ encoder.T
+                                          / self.noise_multiplier))
+        return (-outputs[0], -outputs[1]), samples
+
+    def _set_score(self, whitened: np.ndarray, means: np.ndarray) -> np.ndarray:
+        from scipy.special import logsumexp
+
+        variance = self.noise_multiplier**2  # nominal: the test does not know the actual noise
+        half_norms = 0.5 * np.sum(means**2, axis=1)
+        return logsumexp((whitened @ means.T - half_norms) / variance, axis=1) - math.log(len(means))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class DPSGDFixedSize(DPSGDCanary):
     """DP-SGD, independent noise (lambda = 0), fixed-size batches, replace-one neighbours."""
 
@@ -565,7 +634,7 @@ class _CanaryModel:
 MECHANISMS: dict[str, type[Mechanism]] = {
     cls.name: cls for cls in (LangevinQuadratic, LangevinLogistic, DPGDCanary, NoisySGDLeastSquares, DPSGDPoisson,
                               DPSGDRandomAllocation, DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson,
-                              DPSGDBLTPoisson, DPSGDBandedCyclicPoisson,
+                              DPSGDBLTPoisson, DPSGDBandedCyclicPoisson, DPSGDCorrelatedRandomAllocation,
                               DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary, PlanDPSGDCanary,
                               PlanLangevinCanary, DPLinearRegressionPlanningShareCanary, PlanHSGDCanary,
                               TorchLambdaCGDFixedSize, DPLogisticRegressionCanary,

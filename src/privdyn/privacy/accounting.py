@@ -38,6 +38,10 @@ lambda_cgd         poisson     zero_out     amplified bound (the add_remove pair
 banded_inverse,    fixed_size  zero_out     amplified bound                                                 bound
 toeplitz, blt      poisson     add_remove   amplified bound                                                 bound
                    poisson     zero_out     amplified bound (the add_remove pair, see below)                bound
+lambda_cgd,        random_     add_remove,  the smaller of the Gaussian mechanism at the worst one-step-    bound
+banded_inverse,    allocation  zero_out     per-epoch set's sensitivity (no amplification) and the spectral
+toeplitz, blt                               route (independent noise at kappa / ||C||_2, random-allocation
+                                            PLD) (:mod:`privdyn.privacy.correlated_allocation`)
 =================  ==========  ===========  =============================================================  =====
 
 **The amplified bound** (:func:`privdyn.privacy.amplification.amplified_epsilon`, ``method="bound"``) bounds the
@@ -59,11 +63,17 @@ For lambda-CGD under fixed-size sampling with zero-out neighbours, Theorem F.12 
 is a second valid upper bound where its conditions hold: the row reports the smaller epsilon (or the smaller
 calibrated kappa), and ``source`` names the accountant that gave it.
 
+**Correlated noise under random allocation** (:mod:`privdyn.privacy.correlated_allocation`), the smaller of two
+bounds: a record's steps form a set with one step per epoch; for each such set the run is dominated by a Gaussian
+mechanism of sensitivity ``||C 1_S||`` (unit clip), and by joint convexity the mixture over the allocation is
+dominated by the worst set (no amplification); and the run is a post-processing of the independent-noise run at
+``kappa / a``, ``a >= ||C||_2``, accounted by the random-allocation PLD (the spectral route).
+
 Still refused, each with a named reason (:data:`REFUSAL_REASONS`): shuffled epochs for every noise (participation
 is not i.i.d. per step, and shuffling is not Poisson sampling; for independent noise the error prints the Poisson
-epsilon beside a valid lower bound on shuffling's, :mod:`privdyn.privacy.shuffling`), correlated noise under random
-allocation, replace-one neighbours for correlated noise (a replace-one neighbour is two zero-out steps; the group
-conversion is loose and privdyn does not apply it silently), independent noise under fixed-size add-remove or
+epsilon beside a valid lower bound on shuffling's, :mod:`privdyn.privacy.shuffling`), replace-one neighbours for
+correlated noise under every sampler, random allocation included (a replace-one neighbour is two zero-out steps;
+the group conversion is loose and privdyn does not apply it silently), independent noise under fixed-size add-remove or
 Poisson replace-one, cyclic Poisson with a dense encoder (banded inverse, lambda-CGD, BLT, square root: Theorem 4
 needs a banded C) or with replace-one neighbours, and the square-root factorization under any other sampler: its
 encoder coefficients never become negligible, so the amplified bound conditions on every lag of the whole horizon and
@@ -116,9 +126,6 @@ REFUSAL_REASONS = {
     "square_root_cost": "the square-root factorization's encoder coefficients never become negligible, so the "
                         "amplified bound conditions on every lag and costs T^2, not measured usable at training "
                         "horizons",
-    "correlated_random_allocation": "correlated noise under random allocation needs a matrix-mechanism bound for "
-                                    "that participation (Schuchardt & Kalinin, arXiv 2601.21636), which privdyn "
-                                    "does not implement",
     "correlated_replace_one": "a replace-one neighbour is two zero-out steps of a matrix mechanism; the group "
                               "conversion is loose and privdyn does not apply it silently",
     "cyclic_poisson_dense_encoder": "cyclic Poisson is accounted by Theorem 4 of Choquette-Choo et al. 2023 "
@@ -425,6 +432,17 @@ def _cyclic_epsilon(relation: NeighboringRelation) -> EpsilonFn:
     return epsilon
 
 
+def _correlated_allocation_epsilon(relation: NeighboringRelation) -> EpsilonFn:
+    def epsilon(strategy: correlated.Strategy, noise_multiplier: float, sizes: _Sizes, delta: float) -> PrivacyLoss:
+        from privdyn.privacy import correlated_allocation
+
+        steps_per_epoch, epochs = _allocation_epochs(sizes)
+        return correlated_allocation.epsilon(strategy, noise_multiplier, steps_per_epoch=steps_per_epoch,
+                                             num_epochs=epochs, delta=delta, neighboring=relation)
+
+    return epsilon
+
+
 def _cyclic_noise_multiplier(relation: NeighboringRelation) -> NoiseMultiplierFn:
     def noise_multiplier(strategy: correlated.Strategy, epsilon: float, delta: float, sizes: _Sizes,
                          rtol: float) -> PrivacyLoss:
@@ -439,10 +457,40 @@ def _cyclic_noise_multiplier(relation: NeighboringRelation) -> NoiseMultiplierFn
     return noise_multiplier
 
 
+def _correlated_allocation_noise_multiplier(relation: NeighboringRelation) -> NoiseMultiplierFn:
+    def noise_multiplier(strategy: correlated.Strategy, epsilon: float, delta: float, sizes: _Sizes,
+                         rtol: float) -> PrivacyLoss:
+        """The smaller of the two bounds' kappas: the unamplified one in closed form; the spectral one as a times
+        the independent-noise row's calibrated kappa, certified by one evaluation. One evaluation of the spectral
+        bound at the unamplified kappa decides whether the spectral search can win (epsilon decreases in kappa)."""
+        from privdyn.privacy import correlated_allocation
+
+        steps_per_epoch, epochs = _allocation_epochs(sizes)
+        common: dict[str, Any] = dict(steps_per_epoch=steps_per_epoch, num_epochs=epochs, delta=delta,
+                                      neighboring=relation)
+        unamplified = correlated_allocation.unamplified_noise_multiplier(strategy, epsilon=epsilon, **common)
+        if float(correlated_allocation.spectral_epsilon(strategy, float(unamplified.value), **common).value) > epsilon:
+            return dataclasses.replace(unamplified, source=f"{unamplified.source} (the spectral route needs more "
+                                                           f"noise)")
+        a = correlated_allocation.operator_norm(strategy, steps_per_epoch * epochs)
+        tau = _allocation_noise_multiplier(relation)(correlated.Independent(), epsilon, delta, sizes, rtol)
+        kappa = a * float(tau.value)
+        while float(correlated_allocation.spectral_epsilon(strategy, kappa, **common).value) > epsilon:
+            kappa *= 1.0 + rtol / 4.0  # certify the safe side through the reporting function
+        return PrivacyLoss(value=kappa, guarantee=Guarantee.BOUND, quantity="noise_multiplier", neighboring=relation,
+                           sampler="random_allocation",
+                           source=f"{correlated_allocation.SPECTRAL_SOURCE}: kappa = a tau, a = {a:.6g}, tau from "
+                                  f"{tau.source}")
+
+    return noise_multiplier
+
+
 _CYCLIC = ("the records in b fixed parts (b = the encoder's bands), part t mod b active at step t, each of its "
            "records joining independently with probability q = batch_size * b / n <= 1")
 _ALLOCATION = ("each record joins exactly one of the ceil(n/batch_size) steps of every epoch, uniformly and "
                "independently of the other records and of other epochs; a partial last epoch counts as whole")
+_CORRELATED_ALLOCATION = (_ALLOCATION + "; any lower-triangular Toeplitz encoder with finite coefficients (the "
+                          "unamplified bound needs only at most one step per record per epoch)")
 _IID = "i.i.d. per-step participation with rate r = batch_size/n; every noisy step may be released"
 
 ALLOW_LIST: tuple[AllowListRow, ...] = (
@@ -466,6 +514,10 @@ ALLOW_LIST: tuple[AllowListRow, ...] = (
                    _amplified_epsilon(sampler, relation), _amplified_noise_multiplier(sampler, relation))
       for noise in ("lambda_cgd", "banded_inverse", "toeplitz", "blt")
       for sampler, relation in (("fixed_size", _ZERO_OUT), ("poisson", _ADD_REMOVE), ("poisson", _ZERO_OUT))),
+    *(AllowListRow(noise, "random_allocation", relation, "allocation_bound", Guarantee.BOUND,
+                   _CORRELATED_ALLOCATION, _correlated_allocation_epsilon(relation),
+                   _correlated_allocation_noise_multiplier(relation))
+      for noise in ("lambda_cgd", "banded_inverse", "toeplitz", "blt") for relation in (_ADD_REMOVE, _ZERO_OUT)),
 )
 """The accounted combinations. An accountant added to privdyn adds its row here (and to docs/accounting.md)."""
 
@@ -491,8 +543,6 @@ def refusal_reason(kind: str, sampler: str, neighboring: NeighboringRelation) ->
         return "cyclic_poisson_dense_encoder"
     if kind == "square_root":
         return "square_root_cost"
-    if kind != "independent" and sampler == "random_allocation":
-        return "correlated_random_allocation"
     if kind != "independent" and neighboring == NeighboringRelation.REPLACE_ONE:
         return "correlated_replace_one"
     return "relation_not_covered"
