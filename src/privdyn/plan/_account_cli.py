@@ -35,7 +35,8 @@ def account_command(
     epochs: Annotated[float | None, _Opt("--epochs", help="Epochs instead of --num-steps: epochs x n / "
                                          "batch_size steps, rounded up.")] = None,
     delta: Annotated[float | None, _Opt("--delta", help="delta in (0, 1).")] = None,
-    sampler: Annotated[str | None, _Opt("--sampler", help="poisson, fixed_size or shuffle.")] = None,
+    sampler: Annotated[str | None, _Opt("--sampler", help="poisson, fixed_size, random_allocation, cyclic_poisson or "
+                                                         "shuffle.")] = None,
     neighboring: Annotated[str | None, _Opt("--neighboring", help="add_remove, replace_one or zero_out.")] = None,
     strategy: Annotated[str, _Opt("--strategy", help="Noise strategy: independent, lambda_cgd:LAMBDA, "
                                   "banded_inverse:D0,D1,..., toeplitz:C0,C1,..., blt:DECAYS:SCALES.")]
@@ -47,7 +48,7 @@ def account_command(
                           ("--neighboring", neighboring)):
         if value is None:
             meaning = {"--noise-multiplier": "a number > 0", "--delta": "a number in (0, 1)",
-                       "--sampler": "poisson, fixed_size or shuffle",
+                       "--sampler": "poisson, fixed_size, random_allocation, cyclic_poisson or shuffle",
                        "--neighboring": "add_remove, replace_one or zero_out"}[option]
             raise PlanUsageError(f"{option} is required: {meaning}.")
     from privdyn.plan._account import dpsgd_account

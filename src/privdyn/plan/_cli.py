@@ -127,8 +127,8 @@ def plan_command(
                                                 "instead of --batch-size (with --n).")] = None,
     epochs: Annotated[float | None, _Opt("--epochs", help="dpsgd: epochs instead of --num-steps (epochs x n / "
                                          "batch_size steps, rounded up).")] = None,
-    sampler: Annotated[str | None, _Opt("--sampler", help="dpsgd: poisson, fixed_size, random_allocation or "
-                                                         "shuffle.")] = None,
+    sampler: Annotated[str | None, _Opt("--sampler", help="dpsgd: poisson, fixed_size, random_allocation, "
+                                                         "cyclic_poisson or shuffle.")] = None,
     samplers: Annotated[str | None, _Opt("--samplers", help="dpsgd: participation schemes to rank as well, "
                                                            "comma-separated (e.g. poisson,random_allocation) or "
                                                            "all; default: --sampler alone.")] = None,
