@@ -150,6 +150,7 @@ def test_no_violation_at_the_contract(contract_rows):
         assert row.runs >= 10_000 and row.confidence >= 1 - 1e-6
         assert row.guarantee == "bound" and row.method == "threshold_test"
         assert not row.violation and row.audited_lower_bound <= row.epsilon, row
+        assert row.law_check is None or (row.law_check and row.law_power), row
 
 
 def test_reported_is_the_optimizers_accountant():
