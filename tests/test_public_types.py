@@ -25,6 +25,7 @@ OPTIONAL = {"privdyn.torch": "torch"}
 
 _EXPERIMENT_RECORD = "an experiment unit's JSON record, typed as privdyn.experiments.base.Experiment's interface"
 _STATE_DICT = "torch's state_dict contract (torch.optim.Optimizer: dict[str, Any]) that these objects follow"
+_JSON_RECORD = "a JSON record of numbers and text, read by key (a statement's checks, extras and export)"
 ALLOWED_ANY: dict[tuple[str, str], str] = {
     **{(f"Loss.{method}", "data"): "whatever the loss documents: user losses define their own data"
        for method in ("per_example_gradients", "mean_gradient", "dimension", "value")},
@@ -41,6 +42,11 @@ ALLOWED_ANY: dict[tuple[str, str], str] = {
     **{(f"{owner}.state_dict", "return"): _STATE_DICT
        for owner in ("DPOptimizer", "DPSGDAccountant", "PrivateOptimizer", "TorchNoiseStream")},
     ("DPOptimizer.load_state_dict", "state_dict"): _STATE_DICT,
+    **{key: _JSON_RECORD for key in (
+        ("PlanningShare", "mechanisms"), ("PlanningShare.__init__", "mechanisms"), ("PlanningShare.to_json", "return"),
+        ("PrivacyStatement", "cross_checks"), ("PrivacyStatement", "extra"), ("PrivacyStatement.__init__", "extra"),
+        ("PrivacyStatement.__init__", "cross_checks"), ("PrivacyStatement.to_json", "return"),
+        ("PrivacyStatement.__getitem__", "return"))},
     **{(f"{owner}.load_state_dict", "state"): _STATE_DICT
        for owner in ("DPSGDAccountant", "PrivateOptimizer", "TorchNoiseStream")},
 }

@@ -6,7 +6,10 @@ as namespaces (``privdyn.privacy.langevin``, ``privdyn.privacy.hsgd``, ...). Whe
 (the hsgd accountant's ``rdp_epsilon``), the flat name carries the paper key (``hsgd_rdp_epsilon``), and the
 dpgd paper's amplification-by-iteration calibration is ``dpgd_noise_calibration`` / ``dpgd_privacy_level``.
 :func:`dpsgd_epsilon` and :func:`dpsgd_noise_multiplier` are the entry points for DP-SGD runs: they account only
-what is on the allow-list (:data:`ALLOW_LIST`) and refuse everything else. The step normals that drive the
+what is on the allow-list (:data:`ALLOW_LIST`) and refuse everything else. Mechanism records
+(:class:`DPSGDMechanism`, :class:`GaussianRelease`, :mod:`privdyn.privacy.mechanism`) describe a mechanism once:
+its ``privacy_loss``, ``calibrate``, ``statement`` (a :class:`PrivacyStatement`, with the best membership test's
+true-positive rate) and ``dp_event`` for composing it in dp-accounting. The step normals that drive the
 correlated-noise streams are random streams: :class:`privdyn.rng.StepNormals` and :func:`privdyn.rng.step_normals`
 (still importable from ``privdyn.privacy.correlated``).
 """
@@ -47,6 +50,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Toeplitz", "prefix_sum_max_error", "prefix_sum_rmse",
     ),
     "amplification": ("amplified_epsilon", "amplified_noise_multiplier"),
+    "mechanism": ("DPSGDMechanism", "GaussianRelease", "NotExpressibleError"),
+    "membership": ("MEMBERSHIP_FPRS", "gaussian_tpr", "pld_tpr", "profile_tpr"),
+    "statement": ("PlanningShare", "PrivacyStatement", "STATEMENT_SAMPLERS"),
     "correlated_calibration": (
         "F12_CONSTANTS", "epsilon_dp_accounting", "noise_multiplier_dp_accounting", "noise_multiplier_theorem_d9",
         "noise_multiplier_theorem_f12", "rdp_dp_accounting",
@@ -73,7 +79,7 @@ _SUBMODULES = (
     "accounting", "amplification", "conversions", "correlated", "correlated_calibration", "cyclic_poisson",
     "divergences",
     "hidden_state", "hsgd",
-    "iteration", "labels", "langevin", "random_allocation", "shuffling",
+    "iteration", "labels", "langevin", "mechanism", "membership", "random_allocation", "shuffling", "statement",
 )
 
 __getattr__, __dir__, __all__ = _lazy.attach(__name__, _EXPORTS, aliases=_ALIASES, submodules=_SUBMODULES)
@@ -91,8 +97,11 @@ if TYPE_CHECKING:
     from privdyn.privacy import iteration as iteration
     from privdyn.privacy import labels as labels
     from privdyn.privacy import langevin as langevin
+    from privdyn.privacy import mechanism as mechanism
+    from privdyn.privacy import membership as membership
     from privdyn.privacy import random_allocation as random_allocation
     from privdyn.privacy import shuffling as shuffling
+    from privdyn.privacy import statement as statement
     from privdyn.privacy.accounting import ALLOW_LIST as ALLOW_LIST
     from privdyn.privacy.accounting import NOISE_KINDS as NOISE_KINDS
     from privdyn.privacy.accounting import AllowListRow as AllowListRow
@@ -186,3 +195,13 @@ if TYPE_CHECKING:
     from privdyn.privacy.langevin import steps_to_fraction as steps_to_fraction
     from privdyn.privacy.langevin import theorem4_parameters as theorem4_parameters
     from privdyn.privacy.langevin import tracked_lsi_rdp as tracked_lsi_rdp
+    from privdyn.privacy.mechanism import DPSGDMechanism as DPSGDMechanism
+    from privdyn.privacy.mechanism import GaussianRelease as GaussianRelease
+    from privdyn.privacy.mechanism import NotExpressibleError as NotExpressibleError
+    from privdyn.privacy.membership import MEMBERSHIP_FPRS as MEMBERSHIP_FPRS
+    from privdyn.privacy.membership import gaussian_tpr as gaussian_tpr
+    from privdyn.privacy.membership import pld_tpr as pld_tpr
+    from privdyn.privacy.membership import profile_tpr as profile_tpr
+    from privdyn.privacy.statement import STATEMENT_SAMPLERS as STATEMENT_SAMPLERS
+    from privdyn.privacy.statement import PlanningShare as PlanningShare
+    from privdyn.privacy.statement import PrivacyStatement as PrivacyStatement

@@ -44,7 +44,7 @@ from privdyn import _check
 from privdyn.privacy import correlated
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
 
-__all__ = ["SOURCE", "num_partitions", "sampling_prob", "epsilon", "noise_multiplier"]
+__all__ = ["SOURCE", "num_partitions", "sampling_prob", "epsilon", "noise_multiplier", "dominating_releases"]
 
 SOURCE = ("banded matrix factorization under cyclic Poisson sampling: Choquette-Choo et al., NeurIPS 2023 (arXiv "
           "2306.08153), Theorem 4: ceil(T / b) Poisson-subsampled Gaussian steps at rate q and noise multiplier "
@@ -156,6 +156,23 @@ def _source(parts: int, releases: int, q: float, norm: float, relation: Neighbor
     note = ("; zero-out neighbours: the same pair as add-remove (a zeroed record adds nothing)"
             if relation == NeighboringRelation.ZERO_OUT else "")
     return f"{SOURCE}; b = {parts}, {releases} releases, q = {q:.6g}, ||c|| = {norm:.6g}{note}"
+
+
+def dominating_releases(strategy: correlated.Strategy, *, sampling_prob: float, num_steps: int,
+                        num_partitions: int | None = None,
+                        neighboring: str | NeighboringRelation = NeighboringRelation.ADD_REMOVE,
+                        ) -> tuple[float, int, float]:
+    """The Poisson-subsampled Gaussian releases that dominate the run (Theorem 4, module docstring).
+
+    Returns:
+        ``(q, releases, norm)``: ``releases = ceil(T / b)`` Poisson-subsampled Gaussian steps at rate ``q``, each with
+        noise multiplier ``kappa / norm`` (``norm`` = the encoder's largest column norm ``||c||``).
+
+    Raises:
+        NotAccountableError: a dense encoder, more bands than parts, or replace-one neighbours (named reasons).
+    """
+    _, _, q, norm, releases = _setting(strategy, sampling_prob, num_steps, num_partitions, neighboring)
+    return q, releases, norm
 
 
 def epsilon(strategy: correlated.Strategy, noise_multiplier: float, *, sampling_prob: float, num_steps: int,

@@ -1,0 +1,328 @@
+"""Mechanism records: one frozen, validated description per private mechanism, accounted once.
+
+A record holds everything that decides a mechanism's privacy (its sizes, noise, sampler and neighbouring relation)
+and nothing else. Each record has
+
+* ``privacy_loss(delta)``: ε at δ by the accountant privdyn uses for it (a :class:`~privdyn.privacy.labels.PrivacyLoss`
+  with its guarantee label and source);
+* ``calibrate(epsilon, delta)``: a new record whose noise makes it (ε, δ)-DP, on the safe side;
+* ``statement(delta)``: the :class:`~privdyn.privacy.statement.PrivacyStatement` to publish, with the best membership
+  test's true-positive rate where a privacy-loss distribution or Gaussian law gives it;
+* ``dp_event()``: a dp-accounting ``DpEvent`` for the mechanism, so that it composes with the rest of a pipeline in
+  dp-accounting, and ``dp_neighboring``, the dp-accounting ``NeighboringRelation`` to account it under. Where
+  dp-accounting cannot express the mechanism (correlated noise, random allocation) it raises
+  :class:`NotExpressibleError`, which names why; privdyn still accounts it.
+
+Records: :class:`DPSGDMechanism` (DP-SGD with a noise strategy, sampler and relation; the allow-list of
+:mod:`privdyn.privacy.accounting` decides what is accounted, and construction refuses the rest) and
+:class:`GaussianRelease` (a statistic released with Gaussian noise: the planning share's and AdaSSP's releases).
+
+Example, composing a DP-SGD run with a Gaussian release in dp-accounting::
+
+    import dp_accounting
+    from privdyn.privacy.mechanism import DPSGDMechanism, GaussianRelease
+
+    run = DPSGDMechanism(noise_multiplier=1.1, n=60_000, batch_size=256, num_steps=2_000, sampler="poisson",
+                         neighboring="add_remove")
+    release = GaussianRelease(sensitivity=1.0, noise_std=8.0, neighboring="add_remove")
+    accountant = dp_accounting.pld.PLDAccountant(run.dp_neighboring)
+    accountant.compose(run.dp_event()).compose(release.dp_event())
+    accountant.get_epsilon(1e-5)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from privdyn import _check
+from privdyn.privacy import correlated
+from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
+from privdyn.privacy.membership import gaussian_tpr, membership_table, pld_tpr
+from privdyn.privacy.statement import Membership, PlanningShare, PrivacyStatement
+
+if TYPE_CHECKING:
+    import dp_accounting
+
+    from privdyn.privacy.accounting import AllowListRow
+
+__all__ = ["NotExpressibleError", "DPSGDMechanism", "GaussianRelease", "PLD_INTERVAL"]
+
+PLD_INTERVAL = 1e-4
+"""The value-discretization interval of the PLDs behind ``dp_event`` checks and the membership rates
+(dp-accounting's default, and privdyn's DP-SGD accountant's)."""
+
+
+class NotExpressibleError(ValueError):
+    """dp-accounting has no ``DpEvent`` for this mechanism; ``reason`` is a short key, the message says why."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def _dp_relation(relation: NeighboringRelation) -> dp_accounting.NeighboringRelation:
+    import dp_accounting
+
+    rel = dp_accounting.NeighboringRelation
+    return {NeighboringRelation.REPLACE_ONE: rel.REPLACE_ONE, NeighboringRelation.ADD_REMOVE: rel.ADD_OR_REMOVE_ONE,
+            NeighboringRelation.ZERO_OUT: rel.REPLACE_SPECIAL}[relation]
+
+
+def _delta(delta: float) -> float:
+    _check.scalar(delta=delta)
+    _check.finite(delta=delta)
+    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
+    return float(delta)
+
+
+def _pld_membership(event: dp_accounting.SelfComposedDpEvent, relation: dp_accounting.NeighboringRelation,
+                    ) -> Membership:
+    """Membership rates from the PLD of ``SelfComposed(PoissonSampled(q, Gaussian(s)), k)``, built as dp-accounting's
+    ``PLDAccountant`` builds it for that event (pessimistic, interval :data:`PLD_INTERVAL`)."""
+    from dp_accounting.pld import privacy_loss_distribution
+
+    step = event.event
+    pld = privacy_loss_distribution.from_gaussian_mechanism(
+        standard_deviation=step.event.noise_multiplier, sampling_prob=step.sampling_probability,
+        value_discretization_interval=PLD_INTERVAL, neighboring_relation=relation).self_compose(event.count)
+    return membership_table(lambda a: pld_tpr(pld, a),
+                            "the privacy profile of dp-accounting's pessimistic PLD of the mechanism's dp_event "
+                            "(an upper bound)")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DPSGDMechanism:
+    """DP-SGD: ``num_steps`` noisy steps on batches of (expected) size ``batch_size`` out of ``n`` records.
+
+    Attributes:
+        noise_multiplier: κ >= 0, the noise std on the sum of clipped per-example gradients divided by the clip.
+        n, batch_size, num_steps: dataset size, (expected) batch size B <= n, number of steps T.
+        sampler: how records join the steps (:data:`privdyn.privacy.labels.SAMPLERS`).
+        neighboring: ``"replace_one"``, ``"add_remove"`` or ``"zero_out"``.
+        strategy: the noise strategy (:mod:`privdyn.privacy.correlated`; independent noise by default).
+
+    Raises (at construction):
+        NotAccountableError: the (noise, sampler, neighbouring) triple is not on the allow-list.
+        ValueError: bad input (the message names the parameter).
+    """
+
+    noise_multiplier: float
+    n: int
+    batch_size: int
+    num_steps: int
+    sampler: str
+    neighboring: NeighboringRelation
+    strategy: correlated.Strategy = dataclasses.field(default_factory=correlated.Independent)
+
+    def __post_init__(self) -> None:
+        from privdyn.privacy import accounting
+
+        _check.scalar(noise_multiplier=self.noise_multiplier)
+        _check.finite(noise_multiplier=self.noise_multiplier, n=self.n, batch_size=self.batch_size,
+                      num_steps=self.num_steps)
+        _check.non_negative(noise_multiplier=self.noise_multiplier)
+        _check.integer(minimum=1, n=self.n, batch_size=self.batch_size, num_steps=self.num_steps)
+        if self.batch_size > self.n:
+            raise ValueError(f"batch_size must be <= n = {self.n}; got batch_size={self.batch_size}.")
+        object.__setattr__(self, "noise_multiplier", float(self.noise_multiplier))
+        object.__setattr__(self, "neighboring", NeighboringRelation(self.neighboring))
+        accounting.accountant_for(self.strategy, sampler=self.sampler, neighboring=self.neighboring)
+
+    @property
+    def row(self) -> AllowListRow:
+        """The allow-list row that accounts this mechanism."""
+        from privdyn.privacy import accounting
+
+        return accounting.accountant_for(self.strategy, sampler=self.sampler, neighboring=self.neighboring)
+
+    def privacy_loss(self, delta: float) -> PrivacyLoss:
+        """ε at ``delta`` by the allow-listed accountant (:func:`privdyn.privacy.accounting.dpsgd_epsilon`)."""
+        from privdyn.privacy import accounting
+
+        return accounting.dpsgd_epsilon(self.strategy, noise_multiplier=self.noise_multiplier, n=self.n,
+                                        batch_size=self.batch_size, num_steps=self.num_steps, delta=_delta(delta),
+                                        sampler=self.sampler, neighboring=self.neighboring)
+
+    def calibrate(self, epsilon: float, delta: float, *, rtol: float = 1e-4) -> DPSGDMechanism:
+        """The same mechanism with the noise multiplier that makes it (ε, δ)-DP, on the safe side, within ``rtol``
+        of the smallest (:func:`privdyn.privacy.accounting.dpsgd_noise_multiplier`)."""
+        from privdyn.privacy import accounting
+
+        kappa = accounting.dpsgd_noise_multiplier(self.strategy, epsilon=epsilon, delta=_delta(delta), n=self.n,
+                                                  batch_size=self.batch_size, num_steps=self.num_steps,
+                                                  sampler=self.sampler, neighboring=self.neighboring, rtol=rtol)
+        return dataclasses.replace(self, noise_multiplier=float(kappa.value))
+
+    @property
+    def dp_neighboring(self) -> dp_accounting.NeighboringRelation:
+        """The dp-accounting ``NeighboringRelation`` under which :meth:`dp_event` is accounted."""
+        if (self.sampler, self.neighboring) == ("fixed_size", NeighboringRelation.ZERO_OUT):
+            return _dp_relation(NeighboringRelation.ADD_REMOVE)  # Theorem F.8's pair is the Poisson pair
+        return _dp_relation(self.neighboring)
+
+    def dp_event(self) -> dp_accounting.DpEvent:
+        """The dp-accounting ``DpEvent`` of the run (account it under :attr:`dp_neighboring`).
+
+        * independent noise, Poisson sampling: ``SelfComposed(PoissonSampled(B/n, Gaussian(κ)), T)``;
+        * independent noise, fixed-size batches, replace-one: ``SelfComposed(SampledWithoutReplacement(n, B,
+          Gaussian(κ/2)), T)`` (the sum's sensitivity is twice the clip), for dp-accounting's RDP accountant;
+        * independent noise, fixed-size batches, zero-out: the Poisson event at rate B/n, the dominating pair of
+          Theorem F.8 at λ = 0 (arXiv 2605.12648), accounted under add-or-remove;
+        * banded noise under cyclic Poisson: ``SelfComposed(PoissonSampled(q, Gaussian(κ/||c||)), ceil(T/b))``
+          (Choquette-Choo et al. 2023, Theorem 4; :func:`privdyn.privacy.cyclic_poisson.dominating_releases`).
+
+        Raises:
+            NotExpressibleError: correlated noise under Poisson, fixed-size or random-allocation sampling (reason
+                ``correlated_noise``: dp-accounting has no event for a matrix-factorization mechanism), or
+                random allocation (reason ``random_allocation``: dp-accounting has no balls-in-bins event).
+        """
+        import dp_accounting
+
+        from privdyn.privacy import accounting
+
+        kind = accounting.noise_kind(self.strategy)
+        kappa = self.noise_multiplier
+        if self.sampler == "cyclic_poisson":
+            from privdyn.privacy import cyclic_poisson
+
+            parts = cyclic_poisson.num_partitions(self.strategy)
+            q, releases, norm = cyclic_poisson.dominating_releases(
+                self.strategy, sampling_prob=cyclic_poisson.sampling_prob(n=self.n, batch_size=self.batch_size,
+                                                                          num_partitions=parts),
+                num_steps=self.num_steps, num_partitions=parts, neighboring=self.neighboring)
+            step = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(kappa / norm))
+            return dp_accounting.SelfComposedDpEvent(step, releases)
+        if kind != "independent":
+            raise NotExpressibleError(
+                f"dp-accounting has no DpEvent for {kind} correlated noise under {self.sampler} sampling: a "
+                "matrix-factorization mechanism is not a composition of independent Gaussian steps; privdyn accounts "
+                f"it with {self.row.accountant}", reason="correlated_noise")
+        if self.sampler == "random_allocation":
+            raise NotExpressibleError(
+                "dp-accounting has no DpEvent for random allocation (each record in one uniformly drawn step of "
+                "every epoch); privdyn accounts it with the balls-in-bins PLD (privdyn.privacy.random_allocation)",
+                reason="random_allocation")
+        if (self.sampler, self.neighboring) == ("fixed_size", NeighboringRelation.REPLACE_ONE):
+            step = dp_accounting.SampledWithoutReplacementDpEvent(self.n, self.batch_size,
+                                                                 dp_accounting.GaussianDpEvent(kappa / 2.0))
+        else:
+            step = dp_accounting.PoissonSampledDpEvent(self.batch_size / self.n, dp_accounting.GaussianDpEvent(kappa))
+        return dp_accounting.SelfComposedDpEvent(step, self.num_steps)
+
+    def membership(self) -> Membership | None:
+        """The best membership test's true-positive rate at false-positive rates 0.001, 0.01 and 0.1, from the PLD of
+        :meth:`dp_event`; None where dp-accounting's PLD cannot express the mechanism or does not account it
+        (fixed-size replace-one: an RDP event)."""
+        if (self.sampler, self.neighboring) == ("fixed_size", NeighboringRelation.REPLACE_ONE):
+            return None
+        try:
+            event = self.dp_event()
+        except NotExpressibleError:
+            return None
+        return _pld_membership(event, self.dp_neighboring)
+
+    def statement(self, delta: float) -> PrivacyStatement:
+        """What to publish about the run at ``delta``: ε by the allow-listed accountant, its assumptions, and the
+        membership rates (:meth:`membership`, a few seconds for thousands of steps)."""
+        loss = self.privacy_loss(delta)
+        row = self.row
+        assumptions = tuple(a for a in (row.conditions,
+                                        "per-example gradients clipped to the clip norm before the noise is added",
+                                        "the noise and the sampling drawn as stated, independently of the data")
+                            if a)
+        return PrivacyStatement(
+            unit="one example", neighboring=self.neighboring, sampler=self.sampler,
+            released="every noisy step (the model after any step)", accountant=loss.source,
+            guarantee=loss.guarantee, planning=PlanningShare(), epsilon=float(loss.value), delta=float(delta),
+            zcdp=None, training_zcdp=None, rdp_curve=None, conversion=None, assumptions=assumptions,
+            extra={"noise_multiplier": self.noise_multiplier, "n": self.n, "batch_size": self.batch_size,
+                   "num_steps": self.num_steps, "noise": repr(self.strategy)},
+            membership=self.membership())
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GaussianRelease:
+    """A statistic released with Gaussian noise: N(f(D), σ² I) with ‖f(D) − f(D')‖ <= Δ for neighbours D, D'.
+
+    Exactly μ-GDP with μ = Δ/σ (Dong, Roth & Su 2022, Theorem 2.7) and μ²/2-zCDP; ε at δ is the analytic Gaussian
+    mechanism's (Balle & Wang 2018, arXiv 1805.06530, Theorem 8), label ``exact`` (rounded up).
+
+    Attributes:
+        sensitivity: Δ > 0 under ``neighboring``.
+        noise_std: σ > 0.
+        neighboring: the relation Δ refers to.
+        statistic: what is released (for the statement).
+    """
+
+    sensitivity: float
+    noise_std: float
+    neighboring: NeighboringRelation
+    statistic: str = "a statistic"
+
+    def __post_init__(self) -> None:
+        _check.scalar(sensitivity=self.sensitivity, noise_std=self.noise_std)
+        _check.finite(sensitivity=self.sensitivity, noise_std=self.noise_std)
+        _check.positive(sensitivity=self.sensitivity, noise_std=self.noise_std)
+        object.__setattr__(self, "sensitivity", float(self.sensitivity))
+        object.__setattr__(self, "noise_std", float(self.noise_std))
+        object.__setattr__(self, "neighboring", NeighboringRelation(self.neighboring))
+
+    @property
+    def mu(self) -> float:
+        """Δ/σ, the Gaussian-DP parameter."""
+        return self.sensitivity / self.noise_std
+
+    @property
+    def zcdp(self) -> float:
+        """μ²/2 = Δ²/(2σ²) (Bun & Steinke 2016, Proposition 1.6)."""
+        return 0.5 * self.mu**2
+
+    def privacy_loss(self, delta: float) -> PrivacyLoss:
+        from privdyn.privacy.correlated_allocation import gaussian_epsilon
+
+        return PrivacyLoss(value=gaussian_epsilon(self.mu, _delta(delta)), guarantee=Guarantee.EXACT,
+                           quantity="epsilon", neighboring=self.neighboring,
+                           source="the Gaussian mechanism's exact curve (Balle & Wang 2018, Theorem 8), rounded up")
+
+    def calibrate(self, epsilon: float, delta: float) -> GaussianRelease:
+        """The same release with the smallest noise (within 1e-12 relative, rounded up) that makes it (ε, δ)-DP."""
+        from scipy import optimize
+
+        from privdyn.privacy.correlated_allocation import gaussian_epsilon
+
+        _check.scalar(epsilon=epsilon)
+        _check.positive(epsilon=epsilon)
+        dlt = _delta(delta)
+        low, high = 1e-6, 1.0
+        while gaussian_epsilon(high, dlt) < epsilon:
+            high *= 2.0
+        while gaussian_epsilon(low, dlt) > epsilon:
+            low /= 2.0
+        mu = optimize.brentq(lambda m: gaussian_epsilon(m, dlt) - epsilon, low, high, xtol=1e-15, rtol=1e-13)
+        while gaussian_epsilon(mu, dlt) > epsilon:
+            mu *= 1.0 - 1e-12
+        return dataclasses.replace(self, noise_std=self.sensitivity / mu)
+
+    @property
+    def dp_neighboring(self) -> dp_accounting.NeighboringRelation:
+        return _dp_relation(self.neighboring)
+
+    def dp_event(self) -> dp_accounting.DpEvent:
+        """``GaussianDpEvent(σ/Δ)`` (dp-accounting's Gaussian events have unit sensitivity)."""
+        import dp_accounting
+
+        return dp_accounting.GaussianDpEvent(self.noise_std / self.sensitivity)
+
+    def membership(self) -> Membership:
+        return membership_table(lambda a: gaussian_tpr(self.mu, a), "the Gaussian law: Phi(Phi^-1(FPR) + mu), exact")
+
+    def statement(self, delta: float) -> PrivacyStatement:
+        loss = self.privacy_loss(delta)
+        return PrivacyStatement(
+            unit="one record", neighboring=self.neighboring, sampler="full_batch", released=self.statistic,
+            accountant=loss.source, guarantee=loss.guarantee, planning=PlanningShare(), epsilon=float(loss.value),
+            delta=float(delta), zcdp=self.zcdp, training_zcdp=self.zcdp, rdp_curve=None,
+            conversion=None, assumptions=(f"||f(D) - f(D')|| <= {self.sensitivity:g} for neighbouring D, D'",),
+            extra={"mu": self.mu, "sensitivity": self.sensitivity, "noise_std": self.noise_std},
+            membership=self.membership())

@@ -1,0 +1,103 @@
+"""What an attacker can do: the true-positive rate of the best membership test at a given false-positive rate.
+
+A membership-inference attacker sees the released output and tests H0 "the record is out" against H1 "it is in".
+For a mechanism whose neighbouring outputs are dominated by a pair (P, Q), every test at false-positive rate α has
+true-positive rate at most 1 − f(α), with f the trade-off function of the pair (Dong, Roth & Su 2022, "Gaussian
+differential privacy", JRSS-B, arXiv 1905.02383, Definition 2.1). Three routes, each an upper bound on that rate:
+
+* **Gaussian law** (:func:`gaussian_tpr`): a mechanism that is μ-GDP, such as a Gaussian release of sensitivity Δ and
+  noise σ (μ = Δ/σ) or an adaptive composition of Gaussian releases (μ² = Σ μ_i², Dong et al. Corollary 3.3; a
+  composition of Gaussian mechanisms with total zCDP ρ is √(2ρ)-GDP). The trade-off is G_μ(α) = Φ(Φ⁻¹(1 − α) − μ),
+  so the rate is Φ(Φ⁻¹(α) + μ), exact.
+* **Privacy profile** (:func:`profile_tpr`): from a function ε ↦ δ(ε) valid for every real ε (the hockey-stick
+  divergence of the pair in both directions, e.g. a privacy-loss distribution's), f(α) = sup_ε max{0, 1 − δ(ε) −
+  e^ε α, e^(−ε)(1 − δ(ε) − α)} (Dong et al. Proposition 2.12, the supremum over the mechanism's whole profile, which is
+  the symmetrized trade-off of the two directions). Any δ(ε) that upper-bounds the true one gives a smaller f and
+  so a larger rate: the result stays on the safe side. The supremum over ε is found by bounded scalar search of each
+  branch (each branch is unimodal in ε: 1 − δ − γα is concave in γ = e^ε because the hockey-stick divergence is
+  convex in γ).
+* **Privacy-loss distribution** (:func:`pld_tpr`): the profile of a dp-accounting ``PrivacyLossDistribution``
+  (its ``get_delta_for_epsilon``, pessimistic when the PLD was built pessimistically).
+
+riskcal (Kulynych et al. 2024, arXiv 2407.02191) computes the same trade-off from the PLD's two loss distributions by
+the Neyman-Pearson lemma; tests/privacy/test_membership.py checks the two agree to 1e-4.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from privdyn import _check
+from privdyn.privacy.statement import Membership
+
+if TYPE_CHECKING:
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+__all__ = ["MEMBERSHIP_FPRS", "gaussian_tpr", "profile_tpr", "pld_tpr", "membership_table"]
+
+MEMBERSHIP_FPRS = (0.001, 0.01, 0.1)
+"""The false-positive rates at which a privacy statement reports the best membership test's true-positive rate."""
+
+_SEARCH_BOUNDS = 60.0
+"""|ε| searched for the supremum; beyond it e^ε·α or e^(−ε) leaves nothing for rates α >= 1e-12."""
+_SEARCH_TOL = 1e-6
+"""The search's tolerance in ε; each branch is flat at its maximum, so the rate's error is of order its square."""
+
+
+def _fpr(fpr: float) -> float:
+    _check.scalar(fpr=fpr)
+    _check.in_range(0.0, 1.0, closed="both", fpr=fpr)
+    return float(fpr)
+
+
+def gaussian_tpr(mu: float, fpr: float) -> float:
+    """Φ(Φ⁻¹(α) + μ): the best test's true-positive rate at false-positive rate α under μ-GDP (exact for a Gaussian
+    mechanism of sensitivity-to-noise ratio μ; Dong, Roth & Su, Definition 2.7)."""
+    from scipy import stats
+
+    _check.scalar(mu=mu)
+    _check.non_negative(mu=mu)
+    alpha = _fpr(fpr)
+    if alpha in (0.0, 1.0):
+        return alpha if math.isfinite(mu) else 1.0
+    if math.isinf(mu):
+        return 1.0
+    return float(stats.norm.cdf(stats.norm.ppf(alpha) + float(mu)))
+
+
+def profile_tpr(delta_for_epsilon: Callable[[float], float], fpr: float) -> float:
+    """1 − f(α) from a privacy profile ε ↦ δ(ε) valid at every real ε (module docstring): an upper bound on the best
+    membership test's true-positive rate at false-positive rate α."""
+    from scipy import optimize
+
+    alpha = _fpr(fpr)
+    if alpha == 1.0:
+        return 1.0
+
+    def first(eps: float) -> float:  # −(1 − δ(ε) − e^ε α)
+        return -(1.0 - float(delta_for_epsilon(eps)) - math.exp(eps) * alpha)
+
+    def second(eps: float) -> float:  # −e^(−ε)(1 − δ(ε) − α)
+        return -math.exp(-eps) * (1.0 - float(delta_for_epsilon(eps)) - alpha)
+
+    best = 0.0
+    for branch in (first, second):
+        found = optimize.minimize_scalar(branch, bounds=(-_SEARCH_BOUNDS, _SEARCH_BOUNDS), method="bounded",
+                                         options={"xatol": _SEARCH_TOL})
+        best = max(best, -float(found.fun), -branch(0.0))
+    return float(min(1.0, max(alpha, 1.0 - min(best, 1.0))))
+
+
+def pld_tpr(pld: PrivacyLossDistribution, fpr: float) -> float:
+    """:func:`profile_tpr` of a dp-accounting ``PrivacyLossDistribution`` (both directions: its
+    ``get_delta_for_epsilon`` is the larger hockey-stick divergence of the two)."""
+    return profile_tpr(lambda eps: float(pld.get_delta_for_epsilon(eps)), fpr)
+
+
+def membership_table(tpr_at: Callable[[float], float], method: str,
+                     fprs: Sequence[float] = MEMBERSHIP_FPRS) -> Membership:
+    """The statement's ``membership`` entry: ``{"fpr": [...], "tpr": [...], "method": ...}``."""
+    rates = [_fpr(a) for a in fprs]
+    return {"fpr": rates, "tpr": [float(tpr_at(a)) for a in rates], "method": method}

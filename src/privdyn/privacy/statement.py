@@ -1,0 +1,176 @@
+"""The privacy statement: the one published result of a private run, and the planning share it includes.
+
+:class:`PrivacyStatement` holds what a user needs to publish a guarantee: the unit of privacy, the neighbouring
+relation, the sampler, which iterates are released, the accountant and its guarantee label, the planning share
+(:class:`PlanningShare`), (ε, δ) with the zCDP or RDP curve it came from, and what an attacker can do: the true-positive
+rate of the best membership test at false-positive rates 0.001, 0.01 and 0.1 (:mod:`privdyn.privacy.membership`),
+where the mechanism's privacy-loss distribution or Gaussian law gives it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from privdyn import _check
+from privdyn.privacy.labels import Guarantee, NeighboringRelation
+
+__all__ = ["STATEMENT_SAMPLERS", "Membership", "PlanningShare", "PrivacyStatement"]
+
+
+class Membership(TypedDict):
+    """The best membership test's true-positive rate (an upper bound) at each false-positive rate, and how."""
+
+    fpr: list[float]
+    tpr: list[float]
+    method: str
+
+STATEMENT_SAMPLERS = ("fixed_order", "full_batch", "shuffle", "poisson", "fixed_size", "random_allocation",
+                      "cyclic_poisson")
+"""How records enter the algorithm (``sampler``): one pass in a fixed order (dpgd), the full batch every step
+(langevin), one pass in a uniformly random order (hsgd; DP-SGD epochs), Poisson or fixed-size batches (DP-SGD),
+random allocation (balls-in-bins: each record in one uniformly drawn step of every DP-SGD epoch), or cyclic Poisson
+(DP-SGD: Poisson sampling inside the active part of a fixed partition, :mod:`privdyn.privacy.cyclic_poisson`)."""
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PlanningShare:
+    """The part of the budget spent estimating the data's statistics for planning (zero for public inputs).
+
+    Attributes:
+        mode: ``"none"`` (public numbers: n, d, an assumed spectrum, guessed label noise), ``"public_stats"``
+            (statistics of a data file computed exactly and treated as public by the user's declaration) or
+            ``"dp"`` (Gaussian mechanisms composed with training in zCDP).
+        zcdp: the zCDP parameter spent (0 unless ``mode == "dp"``).
+        fraction: the share of the total zCDP budget (0 unless ``mode == "dp"``).
+        mechanisms: one mapping per Gaussian mechanism: ``statistic``, ``sensitivity``, ``noise_std``, ``zcdp``.
+        bounds: the public bounds the data were projected / clipped to (``feature_norm_bound``, ``label_bound``).
+        neighboring: the relation the sensitivities refer to.
+        source: the file the statistics came from, if any.
+    """
+
+    mode: str = "none"
+    zcdp: float = 0.0
+    fraction: float = 0.0
+    mechanisms: tuple[Mapping[str, Any], ...] = ()
+    bounds: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    neighboring: str | None = None
+    source: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": self.mode, "zcdp": self.zcdp, "fraction": self.fraction,
+                "mechanisms": [dict(m) for m in self.mechanisms], "bounds": dict(self.bounds),
+                "neighboring": self.neighboring, "source": self.source}
+
+    def describe(self) -> str:
+        if self.mode == "none":
+            return "none: the plan used only public numbers (no data were read)"
+        if self.mode == "public_stats":
+            return (f"none spent: the statistics of {self.source} were treated as public, as declared by the user "
+                    "(--public-stats); they carry no privacy guarantee")
+        return (f"{self.fraction:.3g} of the zCDP budget ({self.zcdp:.4g}-zCDP) spent on {len(self.mechanisms)} "
+                f"Gaussian mechanisms estimating the data's statistics, composed with training in zCDP")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PrivacyStatement:
+    """What a user can publish about a planned training run.
+
+    Attributes:
+        unit: the unit of privacy (e.g. ``"one example (a row (x, y))"``).
+        neighboring: the neighbouring relation (``replace_one``, ``add_remove``, ``zero_out``).
+        sampler: how records enter the algorithm (:data:`STATEMENT_SAMPLERS`).
+        released: which iterates are released.
+        accountant: the result that bounds the privacy loss, with its reference.
+        guarantee: the :class:`~privdyn.privacy.labels.Guarantee` label of the numbers below.
+        planning: the planning share.
+        epsilon, delta: the (ε, δ) of the total guarantee (training plus planning), or None.
+        zcdp: the total zCDP parameter, when the guarantee is zCDP; ``training_zcdp`` the training part alone.
+        rdp_curve: ``{"renyi_orders": [...], "rdp_epsilons": [...]}`` of the total guarantee, when one exists.
+        conversion: how (ε, δ) was obtained from the curve.
+        assumptions: what the guarantee needs (bounded data, one pass, only the final iterate released, ...).
+        cross_checks: independent recomputations (e.g. dp-accounting's ε of the same zCDP).
+        extra: family-specific numbers (e.g. ``rho``; the Rényi target of a surrogate).
+        membership: what an attacker can do, or None where privdyn has no privacy-loss distribution or Gaussian law
+            for the mechanism: ``{"fpr": [...], "tpr": [...], "method": ...}``, the best membership test's
+            true-positive rate (an upper bound) at each false-positive rate (:mod:`privdyn.privacy.membership`).
+
+    Reading it as a mapping (``statement["epsilon"]``, ``"zcdp" in statement``) reads :meth:`to_json`.
+    """
+
+    unit: str
+    neighboring: NeighboringRelation
+    sampler: str
+    released: str
+    accountant: str
+    guarantee: Guarantee
+    planning: PlanningShare
+    epsilon: float | None
+    delta: float | None
+    zcdp: float | None
+    training_zcdp: float | None
+    rdp_curve: Mapping[str, Sequence[float]] | None
+    conversion: str | None
+    assumptions: tuple[str, ...]
+    cross_checks: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    membership: Membership | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "guarantee", Guarantee(self.guarantee))
+        object.__setattr__(self, "neighboring", NeighboringRelation(self.neighboring))
+        _check.one_of(STATEMENT_SAMPLERS, sampler=self.sampler)
+
+    @property
+    def is_dp_guarantee(self) -> bool:
+        """Whether the numbers may be published as a differential-privacy guarantee."""
+        return self.guarantee.is_guarantee
+
+    def to_json(self) -> dict[str, Any]:
+        return {"unit": self.unit, "neighboring": self.neighboring.value, "sampler": self.sampler,
+                "released": self.released, "accountant": self.accountant, "guarantee": self.guarantee.value,
+                "is_dp_guarantee": self.is_dp_guarantee, "planning_share": self.planning.to_json(),
+                "epsilon": self.epsilon, "delta": self.delta, "zcdp": self.zcdp, "training_zcdp": self.training_zcdp,
+                "rdp_curve": None if self.rdp_curve is None else {k: list(v) for k, v in self.rdp_curve.items()},
+                "conversion": self.conversion, "assumptions": list(self.assumptions),
+                "cross_checks": dict(self.cross_checks), **dict(self.extra),
+                **({} if self.membership is None else {"membership": {"fpr": list(self.membership["fpr"]),
+                                                                      "tpr": list(self.membership["tpr"]),
+                                                                      "method": self.membership["method"]}}),
+                "text": self.text()}
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_json()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.to_json()
+
+    def membership_text(self) -> str:
+        """The membership-inference sentence, or "" without one."""
+        if self.membership is None:
+            return ""
+        pairs = ", ".join(f"{tpr:.3g} at {fpr:g}" for fpr, tpr in zip(self.membership["fpr"], self.membership["tpr"],
+                                                                          strict=True))
+        return (" Membership inference: the best test's true-positive rate is at most " + pairs
+                + f" false-positive rate ({self.membership['method']}).")
+
+    def text(self) -> str:
+        """The statement as a paragraph."""
+        parts = []
+        if self.is_dp_guarantee:
+            if self.epsilon is not None:
+                parts.append(f"({self.epsilon:.4g}, {self.delta:.3g})-differential privacy")
+            if self.zcdp is not None:
+                parts.append(f"{self.zcdp:.4g}-zCDP")
+            claim = " and ".join(parts) if parts else "the privacy loss below"
+            head = f"The trained model satisfies {claim} (guarantee label '{self.guarantee.value}')"
+        else:
+            head = (f"The privacy number below is a '{self.guarantee.value}', NOT a differential-privacy guarantee: "
+                    + ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}"
+                                for k, v in self.extra.items() if v is not None))
+        return (f"{head}. Unit of privacy: {self.unit}; neighbouring datasets: {self.neighboring.value}; "
+                f"sampler: {self.sampler}; released: {self.released}. Accountant: {self.accountant}. "
+                f"Planning share: {self.planning.describe()}."
+                + (f" Conversion: {self.conversion}." if self.conversion else "")
+                + (" Assumptions: " + "; ".join(self.assumptions) + "." if self.assumptions else "")
+                + self.membership_text())
