@@ -119,3 +119,68 @@ def test_statement_reads_like_a_mapping_and_states_membership():
     assert statement["epsilon"] == statement.epsilon and "membership" in statement
     assert statement.membership["fpr"] == [0.001, 0.01, 0.1]
     assert "Membership inference" in statement.text()
+
+
+def test_composed_gaussian_releases_are_one_gaussian_of_the_summed_mu():
+    from privdyn.privacy.mechanism import GaussianReleases
+
+    parts = GaussianReleases(releases=[GaussianRelease(sensitivity=d, noise_std=s, neighboring="replace_one",
+                                                       statistic=name)
+                                       for d, s, name in ((1.0, 4.0, "sum x x^T"), (2.0, 5.0, "sum y x"),
+                                                          (1.0, 3.0, "sum y^2"))])
+    mu = math.sqrt(1 / 16 + 4 / 25 + 1 / 9)
+    assert parts.mu == pytest.approx(mu, rel=1e-15) and parts.zcdp == pytest.approx(mu**2 / 2, rel=1e-15)
+    one = GaussianRelease(sensitivity=mu, noise_std=1.0, neighboring="replace_one")
+    assert float(parts.privacy_loss(1e-6).value) == float(one.privacy_loss(1e-6).value)
+    accountant = dp_accounting.pld.PLDAccountant(parts.dp_neighboring)
+    accountant.compose(parts.dp_event())  # dp-accounting's pessimistic PLD of the three: just above the exact value
+    assert float(parts.privacy_loss(1e-6).value) <= accountant.get_epsilon(1e-6) <= float(
+        parts.privacy_loss(1e-6).value) * (1 + 1e-3)
+    calibrated = parts.calibrate(1.0, 1e-6)
+    assert 1.0 - 1e-9 <= float(calibrated.privacy_loss(1e-6).value) <= 1.0
+    ratios = {c.noise_std / p.noise_std for c, p in zip(calibrated.releases, parts.releases, strict=True)}
+    assert max(ratios) == pytest.approx(min(ratios), rel=1e-12)  # one factor for all
+    with pytest.raises(ValueError, match="neighbouring relation"):
+        GaussianReleases(releases=[GaussianRelease(sensitivity=1.0, noise_std=1.0, neighboring="replace_one"),
+                                   GaussianRelease(sensitivity=1.0, noise_std=1.0, neighboring="add_remove")])
+
+
+def test_noisy_gd_record_is_the_estimators_accountant():
+    from privdyn.privacy.mechanism import NoisyGDMechanism
+    from privdyn.sklearn._logistic import account
+
+    setting = dict(n=5_000, num_steps=1_000, step_size=0.99 / 0.26, noise_scale=0.02, strong_convexity=0.01,
+                   smoothness=0.26, sensitivity=2.0)
+    record = NoisyGDMechanism(**setting)
+    expected = account(**setting, delta=1e-6)
+    assert float(record.privacy_loss(1e-6).value) == pytest.approx(expected["epsilon"], rel=1e-12)
+    assert record.bound == expected["bound"]
+    accountant = dp_accounting.rdp.RdpAccountant(orders=[1.0 + k / 100 for k in range(1, 20_000)])
+    accountant.compose(record.dp_event())
+    assert accountant.get_epsilon(1e-6) == pytest.approx(float(record.privacy_loss(1e-6).value), rel=1e-4)
+    calibrated = record.calibrate(1.0, 1e-6)
+    assert 1.0 - 1e-6 <= float(calibrated.privacy_loss(1e-6).value) <= 1.0
+    with pytest.raises(ValueError):
+        NoisyGDMechanism(**{**setting, "step_size": 10.0})  # eta >= 1/beta: Corollary 1 does not apply
+
+
+def test_zcdp_membership_is_never_below_the_gaussian_law_of_the_same_zcdp():
+    """A zCDP bound allows more than the Gaussian mechanism of the same zCDP (which is sqrt(2 rho)-GDP)."""
+    from privdyn.privacy.mechanism import OnePassDPGDMechanism
+    from privdyn.privacy.membership import gaussian_tpr
+
+    record = OnePassDPGDMechanism(step_sizes=[0.5] * 100, noise_multipliers=[0.05] * 100)
+    table = record.membership()
+    for fpr, tpr in zip(table["fpr"], table["tpr"], strict=True):
+        assert gaussian_tpr(record.rho, fpr) - 1e-9 <= tpr <= 1.0
+
+
+def test_one_pass_dpgd_record_calibrates_by_proposition_41():
+    from privdyn.privacy.iteration import privacy_level
+    from privdyn.privacy.mechanism import OnePassDPGDMechanism
+
+    steps = [1.0 / (k + 10) for k in range(1, 501)]
+    record = OnePassDPGDMechanism(step_sizes=steps, noise_multipliers=[1.0] * 500).calibrate(2.0, 1e-5)
+    assert record.rho == pytest.approx(float(privacy_level(steps, record.noise_multipliers).value), rel=1e-12)
+    assert 2.0 - 1e-6 <= float(record.privacy_loss(1e-5).value) <= 2.0
+    assert record.dp_event().rho == pytest.approx(record.zcdp, rel=1e-15) and record.dp_event().xi == 0.0

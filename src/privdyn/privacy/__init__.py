@@ -50,7 +50,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Toeplitz", "prefix_sum_max_error", "prefix_sum_rmse",
     ),
     "amplification": ("amplified_epsilon", "amplified_noise_multiplier"),
-    "mechanism": ("DPSGDMechanism", "GaussianRelease", "NotExpressibleError"),
+    "mechanism": (
+        "DPSGDMechanism", "GaussianRelease", "GaussianReleases", "NoisyGDMechanism", "NotExpressibleError",
+        "OnePassDPGDMechanism",
+    ),
     "membership": ("MEMBERSHIP_FPRS", "gaussian_tpr", "pld_tpr", "profile_tpr"),
     "statement": ("PlanningShare", "PrivacyStatement", "STATEMENT_SAMPLERS"),
     "correlated_calibration": (
@@ -197,7 +200,10 @@ if TYPE_CHECKING:
     from privdyn.privacy.langevin import tracked_lsi_rdp as tracked_lsi_rdp
     from privdyn.privacy.mechanism import DPSGDMechanism as DPSGDMechanism
     from privdyn.privacy.mechanism import GaussianRelease as GaussianRelease
+    from privdyn.privacy.mechanism import GaussianReleases as GaussianReleases
+    from privdyn.privacy.mechanism import NoisyGDMechanism as NoisyGDMechanism
     from privdyn.privacy.mechanism import NotExpressibleError as NotExpressibleError
+    from privdyn.privacy.mechanism import OnePassDPGDMechanism as OnePassDPGDMechanism
     from privdyn.privacy.membership import MEMBERSHIP_FPRS as MEMBERSHIP_FPRS
     from privdyn.privacy.membership import gaussian_tpr as gaussian_tpr
     from privdyn.privacy.membership import pld_tpr as pld_tpr

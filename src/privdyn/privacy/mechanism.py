@@ -14,8 +14,11 @@ and nothing else. Each record has
   :class:`NotExpressibleError`, which names why; privdyn still accounts it.
 
 Records: :class:`DPSGDMechanism` (DP-SGD with a noise strategy, sampler and relation; the allow-list of
-:mod:`privdyn.privacy.accounting` decides what is accounted, and construction refuses the rest) and
-:class:`GaussianRelease` (a statistic released with Gaussian noise: the planning share's and AdaSSP's releases).
+:mod:`privdyn.privacy.accounting` decides what is accounted, and construction refuses the rest),
+:class:`GaussianRelease` and :class:`GaussianReleases` (statistics released with Gaussian noise: the planning
+share's and AdaSSP's releases), :class:`NoisyGDMechanism` (langevin: full-batch noisy GD, the last iterate) and
+:class:`OnePassDPGDMechanism` (dpgd: one pass of clipped DP-GD, the final iterate). Homogenized SGD (hsgd) has no
+record: its Rényi numbers are a ``surrogate``, not a guarantee to compose.
 
 Example, composing a DP-SGD run with a Gaussian release in dp-accounting::
 
@@ -46,7 +49,8 @@ if TYPE_CHECKING:
 
     from privdyn.privacy.accounting import AllowListRow
 
-__all__ = ["NotExpressibleError", "DPSGDMechanism", "GaussianRelease", "PLD_INTERVAL"]
+__all__ = ["NotExpressibleError", "DPSGDMechanism", "GaussianRelease", "GaussianReleases", "NoisyGDMechanism",
+           "OnePassDPGDMechanism", "PLD_INTERVAL"]
 
 PLD_INTERVAL = 1e-4
 """The value-discretization interval of the PLDs behind ``dp_event`` checks and the membership rates
@@ -306,10 +310,13 @@ class GaussianRelease:
 
     @property
     def dp_neighboring(self) -> dp_accounting.NeighboringRelation:
-        return _dp_relation(self.neighboring)
+        """Add-or-remove, whatever ``neighboring`` is: Δ already is the sensitivity under ``neighboring``, and
+        dp-accounting reads ``GaussianDpEvent(σ/Δ)`` as sensitivity Δ only under add-or-remove (its PLD accountant
+        doubles a Gaussian event's sensitivity under replace-one; its RDP accountant does not)."""
+        return _dp_relation(NeighboringRelation.ADD_REMOVE)
 
     def dp_event(self) -> dp_accounting.DpEvent:
-        """``GaussianDpEvent(σ/Δ)`` (dp-accounting's Gaussian events have unit sensitivity)."""
+        """``GaussianDpEvent(σ/Δ)``, to account under :attr:`dp_neighboring`."""
         import dp_accounting
 
         return dp_accounting.GaussianDpEvent(self.noise_std / self.sensitivity)
@@ -326,3 +333,291 @@ class GaussianRelease:
             conversion=None, assumptions=(f"||f(D) - f(D')|| <= {self.sensitivity:g} for neighbouring D, D'",),
             extra={"mu": self.mu, "sensitivity": self.sensitivity, "noise_std": self.noise_std},
             membership=self.membership())
+
+
+def _zcdp_epsilon(zcdp: float, delta: float) -> float:
+    from privdyn.privacy.conversions import zcdp_to_epsilon
+
+    return float(zcdp_to_epsilon(zcdp, delta=delta, method="optimal"))
+
+
+def _zcdp_for_epsilon(epsilon: float, delta: float) -> float:
+    from privdyn.privacy.conversions import epsilon_to_zcdp
+
+    _check.scalar(epsilon=epsilon)
+    _check.finite(epsilon=epsilon)
+    _check.positive(epsilon=epsilon)
+    return float(epsilon_to_zcdp(epsilon, delta=_delta(delta), method="optimal"))
+
+
+_ZCDP_ORDERS = tuple(1.0 + 10.0 ** (k / 40.0 - 3.0) for k in range(0, 281))
+"""Rényi orders 1.001 … 10⁴ + 1 (log-spaced) at which a zCDP curve's δ(ε) is minimized (each order is valid)."""
+
+
+def _zcdp_membership(zcdp: float) -> Membership:
+    """Membership rates implied by zcdp-zCDP alone: the profile δ(ε), ε >= 0, of the RDP curve α ↦ zcdp·α
+    (Canonne, Kamath & Steinke's conversion at each order, minimized over :data:`_ZCDP_ORDERS`)."""
+    import numpy as np
+
+    from privdyn.privacy.conversions import rdp_to_delta
+    from privdyn.privacy.membership import profile_tpr
+
+    orders = np.asarray(_ZCDP_ORDERS)
+    curve = zcdp * orders
+
+    def delta(eps: float) -> float:
+        return float(rdp_to_delta(orders, curve, epsilon=max(eps, 0.0))[0])
+
+    return membership_table(lambda a: profile_tpr(delta, a, min_epsilon=0.0),
+                            "the privacy profile of the zCDP bound (optimal RDP conversion; an upper bound)")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GaussianReleases:
+    """Gaussian releases of the same records, composed (the planning share's three, AdaSSP's three).
+
+    Their adaptive composition is exactly μ-GDP with μ² = Σ μ_i² (Dong, Roth & Su 2022, Corollary 3.3), so ε at δ is
+    the analytic Gaussian mechanism's at μ (label ``exact``, rounded up), the same as one release of Δ/σ = μ.
+    """
+
+    releases: tuple[GaussianRelease, ...]
+
+    def __post_init__(self) -> None:
+        releases = tuple(self.releases)
+        if not releases or not all(isinstance(r, GaussianRelease) for r in releases):
+            raise ValueError(f"releases must be a non-empty sequence of GaussianRelease; got {self.releases!r}.")
+        relations = {r.neighboring for r in releases}
+        if len(relations) != 1:
+            raise ValueError("releases must share one neighbouring relation (a composition is accounted under one); "
+                             f"got {sorted(r.value for r in relations)}.")
+        object.__setattr__(self, "releases", releases)
+
+    @property
+    def neighboring(self) -> NeighboringRelation:
+        return self.releases[0].neighboring
+
+    @property
+    def mu(self) -> float:
+        """√(Σ μ_i²), the composition's Gaussian-DP parameter."""
+        return float(sum(r.mu**2 for r in self.releases)) ** 0.5
+
+    @property
+    def zcdp(self) -> float:
+        """Σ μ_i²/2."""
+        return float(sum(r.zcdp for r in self.releases))
+
+    def _as_one(self) -> GaussianRelease:
+        return GaussianRelease(sensitivity=self.mu, noise_std=1.0, neighboring=self.neighboring,
+                               statistic=", ".join(r.statistic for r in self.releases))
+
+    def privacy_loss(self, delta: float) -> PrivacyLoss:
+        loss = self._as_one().privacy_loss(delta)
+        return dataclasses.replace(loss, source=f"{len(self.releases)} Gaussian releases composed: mu = "
+                                                f"sqrt(sum mu_i^2) (Dong, Roth & Su 2022, Corollary 3.3); "
+                                                f"{loss.source}")
+
+    def calibrate(self, epsilon: float, delta: float) -> GaussianReleases:
+        """The same releases with every noise std scaled by one factor, the smallest that makes them (ε, δ)-DP."""
+        factor = self.mu / self._as_one().calibrate(epsilon, delta).mu
+        return GaussianReleases(releases=tuple(dataclasses.replace(r, noise_std=r.noise_std * factor)
+                                               for r in self.releases))
+
+    @property
+    def dp_neighboring(self) -> dp_accounting.NeighboringRelation:
+        """Add-or-remove (see :attr:`GaussianRelease.dp_neighboring`)."""
+        return _dp_relation(NeighboringRelation.ADD_REMOVE)
+
+    def dp_event(self) -> dp_accounting.DpEvent:
+        """``Composed([Gaussian(σ_i/Δ_i), ...])``, to account under :attr:`dp_neighboring`."""
+        import dp_accounting
+
+        return dp_accounting.ComposedDpEvent([r.dp_event() for r in self.releases])
+
+    def membership(self) -> Membership:
+        return membership_table(lambda a: gaussian_tpr(self.mu, a),
+                                "the Gaussian law of the composition: Phi(Phi^-1(FPR) + mu), exact")
+
+    def statement(self, delta: float) -> PrivacyStatement:
+        loss = self.privacy_loss(delta)
+        return PrivacyStatement(
+            unit="one record", neighboring=self.neighboring, sampler="full_batch",
+            released="; ".join(r.statistic for r in self.releases), accountant=loss.source,
+            guarantee=loss.guarantee, planning=PlanningShare(), epsilon=float(loss.value), delta=float(delta),
+            zcdp=self.zcdp, training_zcdp=self.zcdp, rdp_curve=None, conversion=None,
+            assumptions=tuple(f"{r.statistic}: sensitivity {r.sensitivity:g}" for r in self.releases),
+            extra={"mu": self.mu}, membership=self.membership())
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NoisyGDMechanism:
+    """Full-batch noisy gradient descent on a λ-strongly convex, β-smooth loss, releasing the last iterate (langevin).
+
+    θ_{k+1} = θ_k − η∇L(θ_k) + √(2η)σ·N(0, I), K steps, on the mean loss over n records whose per-record gradients
+    differ by at most S under replace-one neighbours. Accounted by the smaller of Corollary 1 (Chourasia, Ye & Shokri
+    2021, arXiv 2102.05855, the last iterate; :func:`privdyn.privacy.langevin.dynamics_zcdp`) and composition over all
+    K steps (their Theorem 1): both are zCDP (RDP linear in the order), so the smaller slope is a zCDP bound, and ε by
+    the optimal zCDP conversion. Corollary 1 needs η < 1/β and λ <= β (checked).
+
+    Attributes:
+        n, num_steps: records and steps K.
+        step_size: η.  noise_scale: σ.  strong_convexity: λ.  smoothness: β.  sensitivity: S.
+    """
+
+    n: int
+    num_steps: int
+    step_size: float
+    noise_scale: float
+    strong_convexity: float
+    smoothness: float
+    sensitivity: float
+
+    def __post_init__(self) -> None:
+        _check.finite(n=self.n, num_steps=self.num_steps)
+        _check.integer(minimum=1, n=self.n, num_steps=self.num_steps)
+        for name in ("step_size", "noise_scale", "strong_convexity", "smoothness", "sensitivity"):
+            value = getattr(self, name)
+            _check.scalar(**{name: value})
+            _check.finite(**{name: value})
+            _check.positive(**{name: value})
+            object.__setattr__(self, name, float(value))
+        self.zcdp_bounds()  # Corollary 1's conditions, checked now
+
+    def zcdp_bounds(self) -> tuple[float, float]:
+        """(Corollary 1's zCDP, composition's zCDP) at this noise."""
+        from privdyn.privacy import langevin
+
+        last = float(langevin.dynamics_zcdp(num_steps=self.num_steps, step_size=self.step_size,
+                                            noise_scale=self.noise_scale, strong_convexity=self.strong_convexity,
+                                            smoothness=self.smoothness, sensitivity=self.sensitivity,
+                                            n=self.n).value)
+        composed = 0.5 * float(langevin.composition_rdp(2.0, num_steps=self.num_steps, step_size=self.step_size,
+                                                        noise_scale=self.noise_scale, sensitivity=self.sensitivity,
+                                                        n=self.n).value)
+        return last, composed
+
+    @property
+    def zcdp(self) -> float:
+        return min(self.zcdp_bounds())
+
+    @property
+    def bound(self) -> str:
+        """``"corollary_1"`` (last iterate) or ``"composition"``, whichever is smaller."""
+        last, composed = self.zcdp_bounds()
+        return "corollary_1" if last <= composed else "composition"
+
+    def privacy_loss(self, delta: float) -> PrivacyLoss:
+        source = ("Corollary 1 of arXiv 2102.05855 (the last iterate of noisy GD on a strongly convex, smooth loss)"
+                  if self.bound == "corollary_1" else "composition over all steps (arXiv 2102.05855, Theorem 1)")
+        return PrivacyLoss(value=_zcdp_epsilon(self.zcdp, _delta(delta)), guarantee=Guarantee.BOUND,
+                           quantity="epsilon", neighboring=NeighboringRelation.REPLACE_ONE,
+                           source=f"{source}, as zCDP; optimal conversion to (epsilon, delta)")
+
+    def calibrate(self, epsilon: float, delta: float) -> NoisyGDMechanism:
+        """The same run with the smallest noise scale σ whose ε is at most ``epsilon`` (both bounds scale as 1/σ²)."""
+        target = _zcdp_for_epsilon(epsilon, delta)
+        scale = self.noise_scale * (self.zcdp / target) ** 0.5
+        found = dataclasses.replace(self, noise_scale=scale)
+        while float(found.privacy_loss(delta).value) > epsilon:
+            found = dataclasses.replace(found, noise_scale=found.noise_scale * (1.0 + 1e-12))
+        return found
+
+    @property
+    def dp_neighboring(self) -> dp_accounting.NeighboringRelation:
+        return _dp_relation(NeighboringRelation.REPLACE_ONE)
+
+    def dp_event(self) -> dp_accounting.DpEvent:
+        """``ZCDp(ρ)``, ρ the smaller of the two bounds (a zCDP guarantee is what dp-accounting can take of a last
+        iterate: the run is not a composition of events it knows)."""
+        import dp_accounting
+
+        return dp_accounting.ZCDpEvent(self.zcdp)
+
+    def membership(self) -> Membership:
+        return _zcdp_membership(self.zcdp)
+
+    def statement(self, delta: float) -> PrivacyStatement:
+        loss = self.privacy_loss(delta)
+        last, composed = self.zcdp_bounds()
+        return PrivacyStatement(
+            unit="one record", neighboring=NeighboringRelation.REPLACE_ONE, sampler="full_batch",
+            released="the last iterate only", accountant=loss.source, guarantee=loss.guarantee,
+            planning=PlanningShare(), epsilon=float(loss.value), delta=float(delta), zcdp=self.zcdp,
+            training_zcdp=self.zcdp, rdp_curve=None, conversion="optimal zCDP conversion (all real orders)",
+            assumptions=("the loss is strong_convexity-strongly convex and smoothness-smooth",
+                         "step_size < 1/smoothness", "per-record gradients differ by at most sensitivity",
+                         "only the last iterate is released"),
+            extra={"last_iterate_zcdp": last, "composition_zcdp": composed, "bound": self.bound},
+            membership=self.membership())
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, eq=False)
+class OnePassDPGDMechanism:
+    """One pass of clipped DP-GD with per-step noise (dpgd, arXiv 2505.16329 Algorithm 1), releasing θ_n only.
+
+    Proposition 4.1: ρ = max_k η_k/√(Σ_{j>=k} σ_j²) and θ_n is ρ²/2-zCDP under replace-one neighbours
+    (:func:`privdyn.privacy.iteration.privacy_level`); ε by the optimal zCDP conversion.
+
+    Attributes:
+        step_sizes: η_1..η_n (uncapped).  noise_multipliers: σ_1..σ_n (noise std 2·C_clip·σ_k).
+    """
+
+    step_sizes: tuple[float, ...]
+    noise_multipliers: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "step_sizes", tuple(float(v) for v in self.step_sizes))
+        object.__setattr__(self, "noise_multipliers", tuple(float(v) for v in self.noise_multipliers))
+        self.rho  # noqa: B018 - checks the arrays (shape, finite, non-negative)
+
+    @property
+    def rho(self) -> float:
+        from privdyn.privacy.iteration import privacy_level
+
+        return float(privacy_level(self.step_sizes, self.noise_multipliers).value)
+
+    @property
+    def zcdp(self) -> float:
+        return 0.5 * self.rho**2
+
+    def privacy_loss(self, delta: float) -> PrivacyLoss:
+        return PrivacyLoss(value=_zcdp_epsilon(self.zcdp, _delta(delta)), guarantee=Guarantee.BOUND,
+                           quantity="epsilon", neighboring=NeighboringRelation.REPLACE_ONE,
+                           source="Proposition 4.1 of arXiv 2505.16329 (amplification by iteration, the final "
+                                  "iterate) as rho^2/2-zCDP; optimal conversion to (epsilon, delta)")
+
+    def calibrate(self, epsilon: float, delta: float) -> OnePassDPGDMechanism:
+        """The same steps with the noise-optimal σ_k of eq. 4.2 for the largest ρ whose ε is at most ``epsilon``."""
+        from privdyn.privacy.iteration import noise_calibration
+
+        rho = (2.0 * _zcdp_for_epsilon(epsilon, delta)) ** 0.5
+        found = OnePassDPGDMechanism(step_sizes=self.step_sizes,
+                                     noise_multipliers=tuple(noise_calibration(self.step_sizes, rho=rho)))
+        while float(found.privacy_loss(delta).value) > epsilon:  # rounding in eq. 4.2: stay on the safe side
+            found = OnePassDPGDMechanism(step_sizes=self.step_sizes,
+                                         noise_multipliers=tuple(v * (1.0 + 1e-12) for v in found.noise_multipliers))
+        return found
+
+    @property
+    def dp_neighboring(self) -> dp_accounting.NeighboringRelation:
+        return _dp_relation(NeighboringRelation.REPLACE_ONE)
+
+    def dp_event(self) -> dp_accounting.DpEvent:
+        """``ZCDp(ρ²/2)``: the final iterate's guarantee (the pass is not a composition of events dp-accounting
+        knows; its intermediate iterates are not released)."""
+        import dp_accounting
+
+        return dp_accounting.ZCDpEvent(self.zcdp)
+
+    def membership(self) -> Membership:
+        return _zcdp_membership(self.zcdp)
+
+    def statement(self, delta: float) -> PrivacyStatement:
+        loss = self.privacy_loss(delta)
+        return PrivacyStatement(
+            unit="one row (x, y)", neighboring=NeighboringRelation.REPLACE_ONE, sampler="fixed_order",
+            released="the final iterate only", accountant=loss.source, guarantee=loss.guarantee,
+            planning=PlanningShare(), epsilon=float(loss.value), delta=float(delta), zcdp=self.zcdp,
+            training_zcdp=self.zcdp, rdp_curve=None, conversion="optimal zCDP conversion (all real orders)",
+            assumptions=("one pass, each row used at one step", "per-example gradients clipped to C_clip",
+                         "only the final iterate is released"),
+            extra={"rho": self.rho}, membership=self.membership())

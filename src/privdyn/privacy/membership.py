@@ -67,9 +67,12 @@ def gaussian_tpr(mu: float, fpr: float) -> float:
     return float(stats.norm.cdf(stats.norm.ppf(alpha) + float(mu)))
 
 
-def profile_tpr(delta_for_epsilon: Callable[[float], float], fpr: float) -> float:
+def profile_tpr(delta_for_epsilon: Callable[[float], float], fpr: float, *, min_epsilon: float = -_SEARCH_BOUNDS,
+                ) -> float:
     """1 − f(α) from a privacy profile ε ↦ δ(ε) valid at every real ε (module docstring): an upper bound on the best
-    membership test's true-positive rate at false-positive rate α."""
+    membership test's true-positive rate at false-positive rate α. ``min_epsilon``: the smallest ε at which
+    ``delta_for_epsilon`` is valid (0 for a profile known only at ε >= 0, such as a zCDP bound's: the supremum over
+    ε >= 0 is still an upper bound, Dong, Roth & Su, Proposition 2.12)."""
     from scipy import optimize
 
     alpha = _fpr(fpr)
@@ -84,9 +87,9 @@ def profile_tpr(delta_for_epsilon: Callable[[float], float], fpr: float) -> floa
 
     best = 0.0
     for branch in (first, second):
-        found = optimize.minimize_scalar(branch, bounds=(-_SEARCH_BOUNDS, _SEARCH_BOUNDS), method="bounded",
+        found = optimize.minimize_scalar(branch, bounds=(min_epsilon, _SEARCH_BOUNDS), method="bounded",
                                          options={"xatol": _SEARCH_TOL})
-        best = max(best, -float(found.fun), -branch(0.0))
+        best = max(best, -float(found.fun), -branch(max(0.0, min_epsilon)))
     return float(min(1.0, max(alpha, 1.0 - min(best, 1.0))))
 
 
