@@ -15,10 +15,10 @@ from privdyn.experiments.kan_training import (
     BoundsConfig,
     Fig1Left,
     Fig1LeftConfig,
-    f12_noise_multiplier_reference,
     t_interval,
 )
 from privdyn.privacy.correlated_calibration import noise_multiplier_theorem_f12
+from privdyn.reference.kan_noise_multipliers import reference_noise_multiplier_f12
 
 LEFT = "kan-fig1-left"
 BOUNDS = "kan-bounds"
@@ -182,7 +182,8 @@ def test_data_and_statistics_utilities():
     with pytest.raises(ValueError, match="at least 2"):
         t_interval([1.0])
     for lam in (0.0, 0.3, 0.9):
-        expected = f12_noise_multiplier_reference(lam, n=1000, batch_size=100, num_steps=500, epsilon=0.5, delta=1e-6)
+        expected = reference_noise_multiplier_f12(lam, n=1000, batch_size=100, num_steps=500, epsilon=0.5, delta=1e-6,
+                                                  constant=8.0)
         got = float(noise_multiplier_theorem_f12(lam, n=1000, batch_size=100, num_steps=500, epsilon=0.5, delta=1e-6))
         assert got == pytest.approx(expected, rel=1e-12)
 

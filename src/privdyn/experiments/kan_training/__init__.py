@@ -96,9 +96,6 @@ from privdyn.experiments.kan_training.common import (
     _dp_accounting_kappa as _dp_accounting_kappa,
 )
 from privdyn.experiments.kan_training.common import (
-    _f12_applies as _f12_applies,
-)
-from privdyn.experiments.kan_training.common import (
     _fit_slope as _fit_slope,
 )
 from privdyn.experiments.kan_training.common import (
@@ -109,9 +106,6 @@ from privdyn.experiments.kan_training.common import (
 )
 from privdyn.experiments.kan_training.common import (
     _split_dataset as _split_dataset,
-)
-from privdyn.experiments.kan_training.common import (
-    f12_noise_multiplier_reference as f12_noise_multiplier_reference,
 )
 from privdyn.experiments.kan_training.common import (
     reference_clipped_sgd as reference_clipped_sgd,
@@ -133,5 +127,4 @@ __all__ = [
     "EXPERIMENTS",
     "t_interval",
     "reference_clipped_sgd",
-    "f12_noise_multiplier_reference",
 ]

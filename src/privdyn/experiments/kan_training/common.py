@@ -19,8 +19,8 @@ from privdyn.models.kan import KAN
 from privdyn.privacy import correlated_calibration as cal
 from privdyn.rng import generator
 
-__all__ = ["Fig1LeftConfig", "BoundsConfig", "t_interval", "reference_clipped_sgd", "f12_noise_multiplier_reference",
-           "calibrated_kappa", "poisson_pld_kappa", "logistic_regression_accuracy", "training_size"]
+__all__ = ["Fig1LeftConfig", "BoundsConfig", "t_interval", "reference_clipped_sgd",
+           "calibrated_kappa", "f12_conditions", "poisson_pld_kappa", "logistic_regression_accuracy", "training_size"]
 
 
 PAPER = "Wang, Schuchardt, Kalinin, Zhou, Fellenz, Lampert, Kloft 2026 (arXiv 2605.12648)"
@@ -122,16 +122,6 @@ def reference_clipped_sgd(model: KAN, initial_params: np.ndarray, x: np.ndarray,
     return params
 
 
-def f12_noise_multiplier_reference(noise_correlation: float, *, n: int, batch_size: int, num_steps: int,
-                                   epsilon: float, delta: float) -> float:
-    """Theorem F.12 (arXiv 2605.12648, stated constant 8) evaluated directly:
-    ``kappa^2 = 8 (sum_{k<T} lambda^k)^2 (rT + sqrt(3 rT ln(2/delta))) ln(2.5/delta) / epsilon^2``, r = B/n."""
-    geometric = math.fsum(noise_correlation**k for k in range(num_steps))
-    rt = batch_size / n * num_steps
-    return math.sqrt(8.0 * geometric**2 * (rt + math.sqrt(3.0 * rt * math.log(2.0 / delta)))
-                     * math.log(2.5 / delta)) / epsilon
-
-
 @functools.lru_cache(maxsize=64)
 def _dp_accounting_kappa(n: int, batch_size: int, num_steps: int, epsilon: float, delta: float) -> float:
     return float(cal.noise_multiplier_dp_accounting(n=n, batch_size=batch_size, num_steps=num_steps, epsilon=epsilon,
@@ -187,13 +177,14 @@ def logistic_regression_accuracy(name: str, test_fraction: float, seed: int) -> 
     return float(model.score(scaler.transform(x[test]), y[test]))
 
 
-def _f12_applies(n: int, batch_size: int, num_steps: int, epsilon: float, delta: float) -> tuple[bool, str]:
-    if epsilon > 1.0:
-        return False, f"Theorem F.12 needs epsilon <= 1 (classical Gaussian mechanism); epsilon = {epsilon:g}"
-    rt = batch_size / n * num_steps
-    need = 3.0 * math.log(2.0 / delta)
-    if rt < need:
-        return False, f"Theorem F.12 needs rT >= 3 ln(2/delta) = {need:.4g}; rT = {rt:.4g}"
+def f12_conditions(n: int, batch_size: int, num_steps: int, epsilon: float, delta: float) -> tuple[bool, str]:
+    """Whether Theorem F.12's conditions hold (ε <= 1 and rT >= 3 ln(2/δ)), as privdyn's calibration checks them:
+    ``(True, "")``, or ``(False, why)`` with the message of its refusal."""
+    try:
+        cal.noise_multiplier_theorem_f12(0.0, n=n, batch_size=batch_size, num_steps=num_steps, epsilon=epsilon,
+                                         delta=delta)
+    except ValueError as error:
+        return False, str(error)
     return True, ""
 
 
@@ -372,7 +363,7 @@ class BoundsConfig(ExperimentConfig):
         if "5.3" in self.corollaries:
             for n in self.ns:
                 b, t = self.schedule("5.3", n)[:2]
-                applies, why = _f12_applies(n, b, t, self.epsilon, self.delta)
+                applies, why = f12_conditions(n, b, t, self.epsilon, self.delta)
                 if not applies:
                     raise ValueError(f"ns: Corollary 5.3's kappa (Theorem F.12) is undefined at n={n}: {why}; raise "
                                      "num_steps_constant or batch_fraction, or lower epsilon.")

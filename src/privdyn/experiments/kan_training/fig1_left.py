@@ -20,11 +20,10 @@ from privdyn.experiments.kan_training.common import (
     REFERENCE_STEPS,
     Fig1LeftConfig,
     _dp_accounting_kappa,
-    _f12_applies,
     _kan_params,
     _split_dataset,
     calibrated_kappa,
-    f12_noise_multiplier_reference,
+    f12_conditions,
     logistic_regression_accuracy,
     poisson_pld_kappa,
     reference_clipped_sgd,
@@ -350,13 +349,15 @@ class Fig1Left(Experiment):
             note=f"accepted [{low:.6g}, {high:.6g}]: not below the reference's bracket (rtol {POISSON_PLD_RTOL:g}; "
                  f"below would under-report epsilon), at most 1 + rtol above it; relative excess "
                  f"{zero['noise_multiplier'] / exact - 1.0:+.3g} ({zero['source']})")]
-        applies, why = _f12_applies(n, b, t, eps, delta)
+        applies, why = f12_conditions(n, b, t, eps, delta)
         positive = [lam for lam in sorted(entries) if lam > 0]
         claim = (f"{where}: every lambda > 0 kappa of the bound is at most Theorem F.12's (zero-out, fixed-size, "
-                 "proved constant 2), evaluated directly")
+                 "proved constant 2), by the independent 50-digit transcription (privdyn.reference)")
         if applies and positive:
-            f12 = [f12_noise_multiplier_reference(lam, n=n, batch_size=b, num_steps=t, epsilon=eps, delta=delta) / 2.0
-                   for lam in positive]
+            from privdyn.reference.kan_noise_multipliers import reference_noise_multiplier_f12
+
+            f12 = [reference_noise_multiplier_f12(lam, n=n, batch_size=b, num_steps=t, epsilon=eps, delta=delta,
+                                                  constant=2.0) for lam in positive]
             bound = [entries[lam]["noise_multiplier"] for lam in positive]
             checks.append(check_ordering(
                 f"calibrated_kappa_at_most_f12_proved {suffix}", kind=INVARIANT, claim=claim, lower=bound, upper=f12,
