@@ -61,3 +61,19 @@ def test_text_is_not_a_number(text):
     for check in (lambda v: _check.scalar(x=v), lambda v: _check.finite(x=v), lambda v: _check.positive(x=v)):
         with pytest.raises(TypeError, match="x must be a real number"):
             check(text)
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, -1e-9, float("nan"), float("inf")])
+def test_delta_is_one_open_interval_check(bad):
+    with pytest.raises(ValueError, match="delta"):
+        _check.delta(bad)
+    with pytest.raises(ValueError, match="target_delta"):
+        _check.delta(bad, name="target_delta")
+
+
+def test_delta_returns_a_float_and_refuses_non_scalars():
+    assert _check.delta(np.float32(1e-5)) == pytest.approx(1e-5) and type(_check.delta(1e-5)) is float
+    with pytest.raises(TypeError, match="delta"):
+        _check.delta(True)
+    with pytest.raises((TypeError, ValueError), match="delta"):
+        _check.delta([1e-5, 1e-6])

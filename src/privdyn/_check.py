@@ -287,6 +287,15 @@ def is_real_scalar(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def delta(value: Any, *, name: str = "delta") -> float:
+    """δ of an (ε, δ) guarantee: a finite real scalar in the open interval (0, 1), returned as a float. The one
+    δ check of the package: every accountant, planner and estimator that takes a δ calls it."""
+    scalar(**{name: value})
+    finite(**{name: value})
+    in_range(0.0, 1.0, closed="neither", **{name: value})
+    return float(value)
+
+
 def scalar(**named: Any) -> None:
     """Every value is a single real number (a Python or NumPy real, or a 0-d array; not a bool)."""
     for name, value in named.items():

@@ -95,6 +95,10 @@ class DPGDHyperparameters:
         """σ_1..σ_n from Proposition 4.1's calibration of the uncapped steps: shape (n,)."""
         return noise_calibration(self.step_sizes(n), rho=self.rho)
 
+    def noise_stds(self, n: int, d: int) -> np.ndarray:
+        """The per-step noise standard deviations 2·C_clip·σ_k of a pass over n rows of width d: shape (n,)."""
+        return _noise_std(self.clip_threshold(d), self.noise_multipliers(n))
+
     def privacy(self, n: int) -> PrivacyLoss:
         """The privacy level ρ of θ_n recomputed by Proposition 4.1 (label ``bound``); equals ``rho``."""
         return privacy_level(self.step_sizes(n), self.noise_multipliers(n))

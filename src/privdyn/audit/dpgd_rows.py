@@ -41,7 +41,7 @@ from privdyn.audit.law import WhitenedSample
 from privdyn.privacy.labels import PrivacyLoss
 
 if TYPE_CHECKING:
-    from privdyn.plan._dpgd import DPGDPlan
+    from privdyn.plan import DPGDPlan
     from privdyn.sklearn import DPLinearRegression
 
 __all__ = ["DPGDCanary", "DPLinearRegressionCanary", "DPLinearRegressionPlanningShareCanary", "PlanDPGDCanary",
@@ -439,11 +439,10 @@ class DPLinearRegressionPlanningShareCanary(DPLinearRegressionCanary):
         End to end: :func:`privdyn.plan.dpgd` (``data=...``, ``planning_share``, ``data_checks=False``), the call the
         estimator makes, ``plans`` times (a plan from data costs about half a second); the plan's model keeps the
         release it was estimated from (``plan.model.release``). Beside it, for power: ``draws`` calls of
-        :func:`privdyn.plan._data.release_statistics`, the function that plan calls to draw the release, at the
+        :func:`privdyn.plan.release_statistics`, the function that plan calls to draw the release, at the
         plan's planning zCDP (a variance test on one statistic needs a few hundred releases to see a x 0.6 noise).
         """
-        from privdyn.plan import dpgd
-        from privdyn.plan._data import release_statistics
+        from privdyn.plan import dpgd, release_statistics
 
         n = 2000
         features = np.ones((n, 1))

@@ -39,9 +39,7 @@ from privdyn.privacy.labels import PrivacyLoss
 
 if TYPE_CHECKING:
     from privdyn.audit.mechanisms import DPSGDCanary, LangevinQuadratic
-    from privdyn.plan._dpsgd import DPSGDPlan
-    from privdyn.plan._hsgd import HSGDPlan
-    from privdyn.plan._langevin import LangevinPlan
+    from privdyn.plan import DPSGDPlan, HSGDPlan, LangevinPlan
     from privdyn.sklearn import AdaSSPRegression
 
 __all__ = ["AdaSSPCanary", "PlanDPSGDCanary", "PlanHSGDCanary", "PlanLangevinCanary", "adassp_reference"]
@@ -262,7 +260,7 @@ class PlanDPSGDCanary(Mechanism):
     strategy: str = "independent"
 
     def plan(self) -> DPSGDPlan:
-        """The planner's :class:`~privdyn.plan._dpsgd.DPSGDPlan` (computed once per setting, whatever noise_factor)."""
+        """The planner's :class:`~privdyn.plan.DPSGDPlan` (computed once per setting, whatever noise_factor)."""
         return _dpsgd_plan(dataclasses.replace(self, noise_factor=1.0))
 
     def reported(self) -> PrivacyLoss:
@@ -463,16 +461,13 @@ class PlanHSGDCanary(Mechanism):
         per-position divergences (:meth:`exact_position_divergences`) for the sample's order of the other records."""
         from scipy.special import logsumexp
 
-        from privdyn.plan._hsgd import _surrogate
         from privdyn.privacy.hsgd import NeighboringPairs
 
         plan = self.plan()
         pairs = plan.setting.pairs
         first = NeighboringPairs(features=pairs.features[:1], labels=pairs.labels[:1],
                                  other_features=pairs.other_features[:1], other_labels=pairs.other_labels[:1])
-        hyper = plan.hyperparameters
-        surrogate = _surrogate(dataclasses.replace(plan.setting, pairs=first), float(hyper["step_size"]),
-                               float(hyper["noise_std"]))
+        surrogate = plan.surrogate_rdp(first)
         alpha = float(plan.privacy.extra["renyi_order"])
         divergences = self.exact_position_divergences()
         if not np.all(np.isfinite(divergences)):

@@ -62,9 +62,7 @@ def gaussian_shift_epsilon(mu: float, *, delta: float) -> float:
     from scipy import optimize
 
     shift = _mu(mu)
-    _check.scalar(delta=delta)
-    _check.finite(delta=delta)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
+    _check.delta(delta)
     if gaussian_shift_delta(shift, epsilon=0.0) <= delta:
         return 0.0
     high = 1.0

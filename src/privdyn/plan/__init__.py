@@ -12,8 +12,10 @@ One function per family, each returning a :class:`Plan` (``to_json()``, ``summar
 and the reverse direction, :func:`dpsgd_account`: the ε of a DP-SGD run already trained, by the allow-listed
 accountant, with its label and statement (``privdyn account``).
 
-``privdyn.plan.dpgd`` is the planning function; each family's implementation and plan type live in a private
-module (``privdyn.plan._dpgd`` holds ``DPGDPlan``, ``privdyn.plan._dpsgd`` holds ``DPSGDPlan``, ...). The family
+``privdyn.plan.dpgd`` is the planning function; each family's implementation lives in a private module
+(``privdyn.plan._dpgd``, ...), and what other packages use is public here: the plan types (``DPGDPlan``,
+``DPSGDPlan``, ``HSGDPlan``, ``LangevinPlan``), the dpgd schedule families (``DPGD_SCHEDULES``), the planning share's
+release (``Release``, ``release_statistics``) and the zCDP budget helpers (``zcdp_for_epsilon``, ``zcdp_statement``). The family
 modules load on first use, so ``import privdyn.plan`` imports neither SciPy's optimizers nor matplotlib.
 """
 
@@ -24,18 +26,34 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from privdyn.plan._account import DPSGDAccount, dpsgd_account
+    from privdyn.plan._budget import zcdp_for_epsilon, zcdp_statement
+    from privdyn.plan._data import Release, release_statistics
+    from privdyn.plan._dpgd import SCHEDULES as DPGD_SCHEDULES
+    from privdyn.plan._dpgd import DPGDPlan
     from privdyn.plan._dpgd import dpgd as dpgd
+    from privdyn.plan._dpsgd import DPSGDPlan
     from privdyn.plan._dpsgd import dpsgd as dpsgd
+    from privdyn.plan._hsgd import HSGDPlan
     from privdyn.plan._hsgd import hsgd as hsgd
+    from privdyn.plan._langevin import LangevinPlan
     from privdyn.plan._langevin import langevin as langevin
     from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
 
 __all__ = ["Plan", "Alternative", "ParetoFront", "Verification", "FAMILIES", "dpgd", "langevin", "hsgd", "dpsgd",
-           "plan", "dpsgd_account", "DPSGDAccount"]
+           "plan", "dpsgd_account", "DPSGDAccount", "DPGDPlan", "DPSGDPlan", "HSGDPlan", "LangevinPlan",
+           "DPGD_SCHEDULES", "Release", "release_statistics", "zcdp_for_epsilon", "zcdp_statement"]
 
 FAMILIES = ("dpgd", "langevin", "hsgd", "dpsgd")
 """The families privdyn can plan; ``privdyn.plan.<family>`` is each one's planning function."""
 _TYPES = ("Plan", "Alternative", "ParetoFront", "Verification")
+_FROM: dict[str, tuple[str, str]] = {
+    "DPGDPlan": ("_dpgd", "DPGDPlan"), "DPGD_SCHEDULES": ("_dpgd", "SCHEDULES"), "DPSGDPlan": ("_dpsgd", "DPSGDPlan"),
+    "HSGDPlan": ("_hsgd", "HSGDPlan"), "LangevinPlan": ("_langevin", "LangevinPlan"), "Release": ("_data", "Release"),
+    "release_statistics": ("_data", "release_statistics"), "zcdp_for_epsilon": ("_budget", "zcdp_for_epsilon"),
+    "zcdp_statement": ("_budget", "zcdp_statement"),
+}
+"""The other public names: each family's plan type, the dpgd schedule families, the planning share's release and
+the zCDP budget helpers the estimators use (loaded on first use)."""
 
 
 def __getattr__(name: str) -> Any:
@@ -43,6 +61,9 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(f"{__name__}._{name}"), name)
     if name in _TYPES:
         return getattr(importlib.import_module(f"{__name__}._plan"), name)
+    if name in _FROM:
+        module, attribute = _FROM[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
     if name in ("dpsgd_account", "DPSGDAccount"):
         return getattr(importlib.import_module(f"{__name__}._account"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

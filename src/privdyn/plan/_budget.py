@@ -112,9 +112,7 @@ class Budget:
 
 
 def _check_delta(delta: Any) -> float:
-    _check.scalar(delta=delta)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
-    return float(delta)
+    return _check.delta(delta)
 
 
 def budget(*, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,

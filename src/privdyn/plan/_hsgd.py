@@ -41,6 +41,7 @@ from privdyn.schedules import Constant
 
 if TYPE_CHECKING:
 
+    from privdyn.privacy.hsgd import NeighboringPairs
     from privdyn.spectra import Spectrum
 
 __all__ = ["HSGDPlan", "hsgd", "STEP_FRACTIONS"]
@@ -123,6 +124,12 @@ class HSGDPlan(Plan):
 
     setting: _Setting
     rdp_epsilon_target: float
+
+    def surrogate_rdp(self, pairs: NeighboringPairs | None = None) -> float:
+        """The plan's surrogate ε_α (Theorem 4.3) at its hyper-parameters, on ``pairs`` (default: the plan's own),
+        ``inf`` where the accountant cannot evaluate it."""
+        setting = self.setting if pairs is None else dataclasses.replace(self.setting, pairs=pairs)
+        return _surrogate(setting, float(self.hyperparameters["step_size"]), float(self.hyperparameters["noise_std"]))
 
     def simulate(self, num_runs: int, seed: int = 0) -> Verification:
         """Noisy SGD (:func:`privdyn.algorithms.noisy_sgd.simulate_noisy_sgd`) on fresh samples of the design."""

@@ -583,10 +583,7 @@ def _sizes(n: int, batch_size: int, num_steps: int) -> _Sizes:
 
 
 def _delta(delta: float) -> float:
-    _check.scalar(delta=delta)
-    _check.finite(delta=delta)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
-    return float(delta)
+    return _check.delta(delta)
 
 
 def dpsgd_epsilon(strategy: correlated.Strategy, *, noise_multiplier: float, n: int, batch_size: int,

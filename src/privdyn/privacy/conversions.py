@@ -85,9 +85,7 @@ def _round_up(value: float, scale: float) -> float:
 
 
 def _delta(delta: Any) -> float:
-    _check.scalar(delta=delta)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
-    return float(delta)
+    return _check.delta(delta)
 
 
 def _rdp_curve(renyi_orders: Any, rdp_epsilons: Any) -> tuple[np.ndarray, np.ndarray]:

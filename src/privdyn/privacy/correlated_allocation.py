@@ -246,11 +246,8 @@ def _gaussian_mu(eps: float, delta: float) -> float:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _delta(delta: Any) -> float:
-    _check.scalar(delta=delta)
-    _check.finite(delta=delta)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
-    return float(delta)
+def _delta(delta: float) -> float:
+    return _check.delta(delta)
 
 
 def unamplified_epsilon(strategy: Strategy, noise_multiplier: float, *, steps_per_epoch: int, num_epochs: int,

@@ -68,11 +68,9 @@ def _sizes(n: Any, batch_size: Any, num_steps: Any) -> tuple[int, int, int]:
 
 
 def _epsilon_delta(epsilon: Any, delta: Any) -> tuple[float, float]:
-    _check.scalar(epsilon=epsilon, delta=delta)
+    _check.scalar(epsilon=epsilon)
     _check.positive(epsilon=epsilon)
-    _check.finite(delta=delta)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
-    return float(epsilon), float(delta)
+    return float(epsilon), _check.delta(delta)
 
 
 def _noise_correlation(noise_correlation: Any) -> float:
@@ -120,10 +118,9 @@ def noise_multiplier_theorem_f12(noise_correlation: float, *, n: int, batch_size
     """
     lam = _noise_correlation(noise_correlation)
     n, batch_size, num_steps = _sizes(n, batch_size, num_steps)
-    _check.scalar(epsilon=epsilon, delta=delta, constant=constant)
+    _check.scalar(epsilon=epsilon, constant=constant)
     _check.positive(epsilon=epsilon)
-    _check.finite(delta=delta)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
+    _check.delta(delta)
     if float(constant) not in F12_CONSTANTS:
         raise ValueError(f"constant must be 8.0 (Theorem F.12 as stated) or 2.0 (as its proof gives); "
                          f"got constant={constant!r}.")
@@ -324,9 +321,7 @@ def epsilon_dp_accounting(noise_multiplier: float, *, n: int, batch_size: int, n
     sampler, neighboring = _resolve_sampler(sampler, sampling, neighboring)
     kappa = _noise_multiplier(noise_multiplier)
     n, batch_size, num_steps = _sizes(n, batch_size, num_steps)
-    _check.scalar(delta=delta)
-    _check.finite(delta=delta)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
+    _check.delta(delta)
     relation = _relation(sampler, neighboring)
     value = _epsilon_value(kappa, n, batch_size, num_steps, float(delta), sampler, relation, renyi_orders)
     method = ("PLD accountant" if _uses_pld(sampler, relation)

@@ -198,10 +198,10 @@ def epsilon(strategy: correlated.Strategy, noise_multiplier: float, *, sampling_
         ValueError: bad input (the message names the parameter, its value and the valid range).
     """
     relation, parts, q, norm, releases = _setting(strategy, sampling_prob, num_steps, num_partitions, neighboring)
-    _check.scalar(noise_multiplier=noise_multiplier, delta=delta)
-    _check.finite(noise_multiplier=noise_multiplier, delta=delta)
+    _check.scalar(noise_multiplier=noise_multiplier)
+    _check.finite(noise_multiplier=noise_multiplier)
     _check.non_negative(noise_multiplier=noise_multiplier)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
+    _check.delta(delta)
     value = _pld_epsilon(float(noise_multiplier), norm, q, releases, float(delta), relation)
     return PrivacyLoss(value=value, guarantee=Guarantee.BOUND, quantity="epsilon", neighboring=relation,
                        sampler="cyclic_poisson", source=_source(parts, releases, q, norm, relation))
@@ -227,10 +227,10 @@ def noise_multiplier(strategy: correlated.Strategy, *, epsilon: float, delta: fl
     from privdyn.privacy.correlated_calibration import _dp_relation
 
     relation, parts, q, norm, releases = _setting(strategy, sampling_prob, num_steps, num_partitions, neighboring)
-    _check.scalar(epsilon=epsilon, delta=delta, rtol=rtol)
-    _check.finite(epsilon=epsilon, delta=delta)
+    _check.scalar(epsilon=epsilon, rtol=rtol)
+    _check.finite(epsilon=epsilon)
     _check.positive(epsilon=epsilon)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
+    _check.delta(delta)
     _check.in_range(1e-12, 1.0, closed="both", rtol=rtol)
     target, dlt = float(epsilon), float(delta)
     sigma, _, interval = search.calibrate_pld(sampling_prob=q, num_steps=releases, epsilon=target, delta=dlt,

@@ -74,10 +74,7 @@ def _dp_relation(relation: NeighboringRelation) -> dp_accounting.NeighboringRela
 
 
 def _delta(delta: float) -> float:
-    _check.scalar(delta=delta)
-    _check.finite(delta=delta)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
-    return float(delta)
+    return _check.delta(delta)
 
 
 def _pld_membership(event: dp_accounting.SelfComposedDpEvent, relation: dp_accounting.NeighboringRelation,

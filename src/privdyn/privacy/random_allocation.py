@@ -306,9 +306,7 @@ def epsilon(sigma: float, *, steps_per_epoch: int, num_epochs: int, delta: float
     Returns:
         ``PrivacyLoss(value=epsilon, guarantee="bound", quantity="epsilon", sampler="random_allocation")``.
     """
-    _check.scalar(delta=delta)
-    _check.finite(delta=delta)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
+    _check.delta(delta)
     relation = NeighboringRelation(neighboring)
     if relation == NeighboringRelation.REPLACE_ONE:
         raise ValueError("neighboring must be 'add_remove' or 'zero_out' for the random-allocation pair; got "
@@ -326,8 +324,7 @@ def epsilon_lower_bound(sigma: float, *, steps_per_epoch: int, num_epochs: int, 
     order at every step): any mechanism whose epsilon is at least the pair's (e.g. shuffled epochs on a chosen pair
     of datasets, :mod:`privdyn.privacy.shuffling`) has epsilon at least this value. ``participation`` as in
     :func:`allocation_pld`."""
-    _check.scalar(delta=delta)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
+    _check.delta(delta)
     pld = allocation_pld(sigma, steps_per_epoch=steps_per_epoch, num_epochs=num_epochs, grid=grid,
                          pessimistic=False, participation=participation)
     return float(pld.get_epsilon_for_delta(float(delta)))

@@ -18,7 +18,7 @@ upper triangle of XᵀX by at most ‖xxᵀ − x′x′ᵀ‖_F <= √2·R² an
 sensitivity Δ and noise std s is Δ²/(2s²)-zCDP (Bun & Steinke 2016, arXiv 1605.02065, Proposition 1.6), so
 s_j = Δ_j/√(2·zcdp/3), and the three compose to zcdp (Lemma 2.3 there); the total zcdp is the largest whose
 (ε, δ) is at most the requested ε by both the optimal conversion and dp-accounting's
-(:func:`privdyn.plan._budget.zcdp_for_epsilon`). Wang's own calibration, s = √(ln(6/δ))·Δ/(ε/3) under add/remove
+(:func:`privdyn.plan.zcdp_for_epsilon`). Wang's own calibration, s = √(ln(6/δ))·Δ/(ε/3) under add/remove
 neighbours, is the classical Gaussian mechanism's, which holds only for ε/3 <= 1; the zCDP calibration holds at
 every ε. The guarantee is exact composition of Gaussian mechanisms converted to (ε, δ) by an upper bound: label
 ``bound``.
@@ -75,8 +75,9 @@ class AdaSSPRegression(PrivateLinearModel):
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> AdaSSPRegression:
         """Fit privately (three Gaussian releases of sufficient statistics); returns self."""
-        from privdyn.plan._budget import PlanningShare, zcdp_for_epsilon, zcdp_statement
+        from privdyn.plan import zcdp_for_epsilon, zcdp_statement
         from privdyn.privacy.labels import NeighboringRelation
+        from privdyn.privacy.statement import PlanningShare
 
         epsilon, feature_norm, label_bound = self._check_parameters()
         _check.scalar(failure_probability=self.failure_probability)

@@ -131,8 +131,7 @@ class PrivateLinearModel(RegressorMixin, BaseEstimator):
         _check.scalar(epsilon=self.epsilon)
         _check.positive(epsilon=self.epsilon)
         if self.delta is not None:
-            _check.scalar(delta=self.delta)
-            _check.in_range(0.0, 1.0, closed="neither", delta=self.delta)
+            _check.delta(self.delta)
         for name in ("feature_norm", "label_bound"):
             value = getattr(self, name)
             if value is None:

@@ -52,8 +52,8 @@ SCHEDULE_CHOICES = ("auto", "constant", "polynomial", "harmonic")
 @functools.lru_cache(maxsize=16)
 def _plan(n: int, d: int, epsilon: float, delta: float, schedule: str, label_noise: float) -> dict[str, Any]:
     """The planner's choice for the public model (a pure function of public numbers, hence cached)."""
+    from privdyn.plan import DPGD_SCHEDULES as SCHEDULES
     from privdyn.plan import dpgd
-    from privdyn.plan._dpgd import SCHEDULES
 
     plan = dpgd(n=n, d=d, spectrum="identity", target_norm=math.sqrt(1.0 - label_noise**2), label_noise=label_noise,
                 epsilon=epsilon, delta=delta, schedules=SCHEDULES if schedule == "auto" else (schedule,))
@@ -84,8 +84,8 @@ def _record(plan: Any) -> dict[str, Any]:
 def _plan_with_share(features: np.ndarray, labels: np.ndarray, epsilon: float, delta: float, schedule: str,
                      share: float, rng: np.random.Generator, intercept: bool) -> dict[str, Any]:
     """The plan on second moments estimated under DP from ``share`` of the budget (rows in the ball √d')."""
+    from privdyn.plan import DPGD_SCHEDULES as SCHEDULES
     from privdyn.plan import dpgd
-    from privdyn.plan._dpgd import SCHEDULES
 
     plan = dpgd(data=(features, labels), planning_share=share, feature_norm_bound=math.sqrt(features.shape[1]),
                 label_bound=1.0, epsilon=epsilon, delta=delta, rng=rng, intercept_column=intercept, precondition=True,
@@ -283,11 +283,9 @@ class DPLinearRegression(PrivateLinearModel):
             (clipped label)/B; ``preconditioner``: P, the (d', d') whitening of the planning release, or None (no
             release, or d' = 1, where P is a number folded into ``feature_scale``).
         """
-        from privdyn.algorithms.dpgd import _noise_std
-
         check_is_fitted(self, "training_")
         hyper, n = self.training_["hyperparameters"], self.training_["n"]
         clip_threshold = hyper.clip_threshold(self.training_["width"])
-        return {"step_sizes": hyper.step_sizes(n), "noise_std": _noise_std(clip_threshold, hyper.noise_multipliers(n)),
+        return {"step_sizes": hyper.step_sizes(n), "noise_std": hyper.noise_stds(n, self.training_["width"]),
                 "clip_threshold": clip_threshold, "feature_scale": self.training_["feature_scale"],
                 "label_scale": self.training_["label_scale"], "preconditioner": self.training_["preconditioner"]}

@@ -111,7 +111,7 @@ class CalibrationConfig(ExperimentConfig):
         _check.integer(minimum=1, n=self.n, batch_size=self.batch_size, num_steps=self.num_steps)
         if self.batch_size > self.n:
             raise ValueError(f"batch_size must be <= n = {self.n}; got batch_size={self.batch_size}.")
-        _check.in_range(0.0, 1.0, closed="neither", delta=self.delta)
+        _check.delta(self.delta)
         _check.positive(epsilons=np.asarray(self.epsilons))
         if len(set(self.epsilons)) != len(self.epsilons):
             raise ValueError(f"epsilons must not repeat a value; got {list(self.epsilons)}.")

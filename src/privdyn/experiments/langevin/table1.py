@@ -57,7 +57,7 @@ class Table1Config(ExperimentConfig):
                         smoothness=self.smoothness, rdp_epsilon=self.rdp_epsilon, epsilon=self.epsilon)
         _check.integer(minimum=1, n=self.n, d=self.d, sample_sizes=self.sample_sizes)
         _check.in_range(1.0, math.inf, closed="neither", renyi_order=self.renyi_order)
-        _check.in_range(0.0, 1.0, closed="neither", delta=self.delta)
+        _check.delta(self.delta)
         if self.strong_convexity > self.smoothness:
             raise ValueError(f"strong_convexity must be <= smoothness = {self.smoothness:g}; "
                              f"got strong_convexity={self.strong_convexity:g}.")

@@ -58,11 +58,8 @@ costs seconds to minutes; at rates near 1 it was smaller by up to 3.5%."""
 _MMCC = "Choquette-Choo, Ganesh, Steinke & Thakurta, arXiv 2310.15526"
 
 
-def _delta(delta: Any) -> float:
-    _check.scalar(delta=delta)
-    _check.finite(delta=delta)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
-    return float(delta)
+def _delta(delta: float) -> float:
+    return _check.delta(delta)
 
 
 def _conditional_epsilon(pair: Any, delta: float, settings: conditional.BoundSettings) -> float:

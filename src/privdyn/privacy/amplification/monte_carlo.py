@@ -253,7 +253,8 @@ def monte_carlo_epsilon(pair: DominatingPair, *, delta: float, num_samples: int,
     """
     if not isinstance(pair, DominatingPair):
         raise TypeError(f"pair must be a DominatingPair; got {type(pair).__name__}.")
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta, confidence=confidence)
+    _check.delta(delta)
+    _check.in_range(0.0, 1.0, closed="neither", confidence=confidence)
     _check.integer(minimum=100, num_samples=num_samples)
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator; got {type(rng).__name__}.")
