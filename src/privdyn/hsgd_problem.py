@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privdyn import _check
+from privdyn._arrays import read_only
 from privdyn.schedules import Constant, LearningRate
 from privdyn.spectra import Spectrum, eigendecomposition
 
@@ -37,11 +38,6 @@ class X0Policy(enum.StrEnum):
     RANDOM_PUBLIC = "random_public"
     RANDOM_SECRET = "random_secret"
 
-
-def _frozen(array: Any) -> np.ndarray:
-    out = np.array(array, dtype=float)
-    out.setflags(write=False)
-    return out
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, eq=False)
@@ -103,12 +99,12 @@ class HSGDProblem:
                              f"positive definite); got ridge={self.ridge!r} with smallest eigenvalue {lam[0]:g}.")
         m = self.spectrum.num_groups
         for name in ("x0_sq", "x0_dot_target", "target_sq"):
-            value = np.asarray(getattr(self, name), dtype=float)
+            value = np.asarray(getattr(self, name))
             if value.shape != (m,):
                 raise ValueError(f"{name} must have shape (m,) = ({m},) (one value per eigen-group); got "
                                  f"{value.shape}.")
             _check.finite(**{name: value})
-            object.__setattr__(self, name, _frozen(value))
+            object.__setattr__(self, name, read_only(value))
         _check.non_negative(x0_sq=self.x0_sq, target_sq=self.target_sq)
         bound = np.sqrt(self.x0_sq * self.target_sq)
         if np.any(np.abs(self.x0_dot_target) > bound * (1 + 1e-9) + 1e-300):
@@ -119,11 +115,11 @@ class HSGDProblem:
             value = getattr(self, name)
             if value is None:
                 continue
-            value = np.asarray(value, dtype=float)
+            value = np.asarray(value)
             if value.shape != (d,):
                 raise ValueError(f"{name} must have shape (d,) = ({d},); got {value.shape}.")
             _check.finite(**{name: value})
-            object.__setattr__(self, name, _frozen(value))
+            object.__setattr__(self, name, read_only(value))
         if (self.x0_coordinates is None) != (self.target_coordinates is None):
             raise ValueError("give both x0_coordinates and target_coordinates, or neither.")
         if self.x0_coordinates is not None and self.target_coordinates is not None:
@@ -135,10 +131,10 @@ class HSGDProblem:
                 if not np.allclose(value, getattr(self, name), rtol=1e-9, atol=1e-12 * scale):
                     raise ValueError(f"{name} does not match the group sums of the coordinates.")
         if self.eigenvectors is not None:
-            vectors = np.asarray(self.eigenvectors, dtype=float)
+            vectors = np.asarray(self.eigenvectors)
             if vectors.shape != (d, d):
                 raise ValueError(f"eigenvectors must have shape (d, d) = ({d}, {d}); got {vectors.shape}.")
-            object.__setattr__(self, "eigenvectors", _frozen(vectors))
+            object.__setattr__(self, "eigenvectors", read_only(vectors))
 
     # --- constructors -------------------------------------------------------------------------------------------
 
@@ -152,9 +148,9 @@ class HSGDProblem:
         ``x0`` is required for ``fixed`` and ``random_public`` (the realized x_0); for ``random_secret`` it is the
         mean of the initialization and defaults to 0 (the paper's N(0, I)).
         """
-        policy = _policy(x0_policy)
+        policy = as_x0_policy(x0_policy)
         d = spectrum.dim
-        target = np.asarray(target, dtype=float)
+        target = np.asarray(target)
         if target.shape != (d,):
             raise ValueError(f"target must have shape (d,) = ({d},); got {target.shape}.")
         if x0 is None:
@@ -162,7 +158,7 @@ class HSGDProblem:
                 raise ValueError(f"x0 is required for x0_policy={policy.value!r} (the realized initialization); only "
                                  "'random_secret' may omit it (mean 0).")
             x0 = np.zeros(d)
-        x0 = np.asarray(x0, dtype=float)
+        x0 = np.asarray(x0)
         if x0.shape != (d,):
             raise ValueError(f"x0 must have shape (d,) = ({d},); got {x0.shape}.")
         _check.finite(target=target, x0=x0)
@@ -184,12 +180,12 @@ class HSGDProblem:
         """
         spectrum, vectors = eigendecomposition(covariance, rtol=rtol)
         d = spectrum.dim
-        target = np.asarray(target, dtype=float)
+        target = np.asarray(target)
         if target.shape != (d,):
             raise ValueError(f"target must have shape (d,) = ({d},); got {target.shape}.")
         if x0 is not None and np.asarray(x0).shape != (d,):
             raise ValueError(f"x0 must have shape (d,) = ({d},); got {np.asarray(x0).shape}.")
-        x0_eig = None if x0 is None else vectors.T @ np.asarray(x0, dtype=float)
+        x0_eig = None if x0 is None else vectors.T @ np.asarray(x0)
         return cls.from_coordinates(spectrum, target=vectors.T @ target, x0=x0_eig, learning_rate=learning_rate,
                                     ridge=ridge, noise_std=noise_std, label_noise=label_noise, x0_policy=x0_policy,
                                     init_variance=init_variance, eigenvectors=vectors)
@@ -202,7 +198,7 @@ class HSGDProblem:
         """A problem from the per-group sums (m,) only: risks and variances, but no per-direction mean."""
         return cls(spectrum=spectrum, learning_rate=learning_rate, ridge=ridge, noise_std=noise_std, x0_sq=x0_sq,
                    x0_dot_target=x0_dot_target, target_sq=target_sq, label_noise=label_noise,
-                   x0_policy=_policy(x0_policy), init_variance=init_variance)
+                   x0_policy=as_x0_policy(x0_policy), init_variance=init_variance)
 
     # --- derived quantities -------------------------------------------------------------------------------------
 
@@ -225,13 +221,13 @@ class HSGDProblem:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
 
-    def _moments(self) -> _GroupMoments:
+    def _moments(self) -> GroupMoments:
         lam = self.spectrum.eigenvalues
         a = self.hessian_eigenvalues
         ratio = lam / a
         shrink = self.ridge / a
         proj = self.x0_dot_target - ratio * self.target_sq
-        return _GroupMoments(
+        return GroupMoments(
             lam=lam, a=a, count=self.spectrum.multiplicities.astype(float),
             # Σ_{j∈g}(x0_j − x*_j)², Σ(x0_j − x*_j)(x*_j − x̃_j), Σ(x*_j − x̃_j)², Σ x*_j², Σ x*_j(x0_j − x*_j)
             rr=self.x0_sq - 2 * ratio * self.x0_dot_target + ratio**2 * self.target_sq,
@@ -239,7 +235,7 @@ class HSGDProblem:
 
 
 @dataclasses.dataclass(frozen=True)
-class _GroupMoments:
+class GroupMoments:
     """Per-group coefficients of the spectral form of eqs. (6)-(7) (x* = A⁻¹Σx̃, ρ = x_0 − x*, e = x* − x̃)."""
 
     lam: np.ndarray
@@ -252,7 +248,7 @@ class _GroupMoments:
     sr: np.ndarray
 
 
-def _policy(value: Any) -> X0Policy:
+def as_x0_policy(value: Any) -> X0Policy:
     _check.one_of(tuple(p.value for p in X0Policy), x0_policy=value)
     return X0Policy(value)
 
@@ -316,7 +312,7 @@ class RiskLimit:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def _constant_rate(problem: HSGDProblem, what: str) -> float:
+def constant_rate(problem: HSGDProblem, what: str) -> float:
     _check.instance(HSGDProblem, problem=problem)
     if not isinstance(problem.learning_rate, Constant):
         raise ValueError(f"{what} needs a constant learning_rate (schedules.Constant); got "
@@ -326,6 +322,6 @@ def _constant_rate(problem: HSGDProblem, what: str) -> float:
 
 def kernel_mass(problem: HSGDProblem) -> float:
     """κ_K = (γ/(2d)) Σ_j λ_j²/(λ_j + ridge) for a constant learning rate γ; stable iff κ_K < 1."""
-    gamma = _constant_rate(problem, "kernel_mass")
+    gamma = constant_rate(problem, "kernel_mass")
     lam, count = problem.spectrum.eigenvalues, problem.spectrum.multiplicities
     return gamma / (2 * problem.dim) * float(np.dot(count, lam**2 / problem.hessian_eigenvalues))

@@ -19,14 +19,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privdyn import _check
+from privdyn._arrays import read_only
 
 __all__ = ["Spectrum", "eigendecomposition", "isotropic_target", "power_law_target"]
 
-
-def _frozen(array: np.ndarray) -> np.ndarray:
-    array = np.array(array)
-    array.setflags(write=False)
-    return array
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -55,9 +51,9 @@ class Spectrum:
             raise ValueError("eigenvalues must be distinct and ascending (group equal values with from_eigenvalues).")
         if groups.shape != (int(counts.sum()),) or np.any(np.bincount(groups, minlength=values.size) != counts):
             raise ValueError("groups must give each of the d directions a group, multiplicities[g] times group g.")
-        object.__setattr__(self, "eigenvalues", _frozen(values))
-        object.__setattr__(self, "multiplicities", _frozen(counts.astype(np.int64)))
-        object.__setattr__(self, "groups", _frozen(groups.astype(np.int64)))
+        object.__setattr__(self, "eigenvalues", read_only(values, dtype=None))
+        object.__setattr__(self, "multiplicities", read_only(counts.astype(np.int64), dtype=None))
+        object.__setattr__(self, "groups", read_only(groups.astype(np.int64), dtype=None))
 
     # --- constructors -------------------------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike
 from scipy import optimize
 
 from privdyn import _check
+from privdyn._arrays import read_only
 from privdyn.schedules import Harmonic, OutsideTheoryWarning, Polynomial
 
 if TYPE_CHECKING:
@@ -72,11 +73,6 @@ class OptimumAtBoundWarning(UserWarning):
     """The optimum lies on a bound of the search box: the true optimum may be outside it."""
 
 
-def _frozen(array: np.ndarray) -> np.ndarray:
-    array = np.array(array)
-    array.setflags(write=False)
-    return array
-
 
 @dataclasses.dataclass(frozen=True, kw_only=True, eq=False)
 class TuningResult:
@@ -110,7 +106,7 @@ class TuningResult:
 
     def __post_init__(self) -> None:
         for name in ("points", "values", "stages", "starts"):
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
+            object.__setattr__(self, name, read_only(getattr(self, name), dtype=None))
         object.__setattr__(self, "optimum", types.MappingProxyType(dict(self.optimum)))
         object.__setattr__(self, "fixed", types.MappingProxyType(dict(self.fixed)))
 

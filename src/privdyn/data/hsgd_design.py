@@ -44,6 +44,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from privdyn import _check
+from privdyn._arrays import read_only
 from privdyn.data.synthetic import SyntheticDesign
 from privdyn.hsgd_problem import HSGDProblem, X0Policy
 from privdyn.schedules import LearningRate, OutsideTheoryWarning
@@ -68,11 +69,6 @@ PAPER_LABEL_NOISE_CLIP = 3.0
 
 _HALF_ULP = 2.0**-54  # maps Generator.random's k·2⁻⁵³ into the open interval (0, 1)
 
-
-def _frozen(array: Any) -> np.ndarray:
-    out = np.array(array, dtype=float)
-    out.setflags(write=False)
-    return out
 
 
 def clipped_normal_second_moment(std: float, clip: float) -> float:
@@ -123,7 +119,7 @@ class UniformDesign:
                              f"label_noise_clip={self.label_noise_clip!r}.")
         if not isinstance(self.centered, bool | np.bool_):
             raise TypeError(f"centered must be a bool; got centered={self.centered!r}.")
-        object.__setattr__(self, "target", _frozen(target))
+        object.__setattr__(self, "target", read_only(target))
         object.__setattr__(self, "label_noise_std", float(self.label_noise_std))
         object.__setattr__(self, "label_noise_clip", float(self.label_noise_clip))
         object.__setattr__(self, "centered", bool(self.centered))
@@ -191,7 +187,7 @@ class UniformDesign:
         return np.eye(d) if w is None else np.eye(d) - 2.0 * np.outer(w, w)
 
     def _vectors(self, x: Any, name: str) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        x = np.asarray(x)
         if x.shape[-1:] != (self.dim,):
             raise ValueError(f"{name} must have shape (..., d) with d = {self.dim}; got {x.shape}.")
         return x
@@ -219,7 +215,7 @@ class UniformDesign:
 
         a = u/√d − μ_c (μ_c = 1/(2√d) when centered, else 0) and b = aᵀx̃ + s·clip(Φ⁻¹(u' + 2⁻⁵⁴), ±c).
         """
-        u = np.asarray(uniforms, dtype=float)
+        u = np.asarray(uniforms)
         d = self.dim
         if u.shape[-1:] != (d + 1,):
             raise ValueError(f"uniforms must have shape (..., d + 1) = (..., {d + 1}); got {u.shape}.")
@@ -315,16 +311,16 @@ def hsgd_problem(design: UniformDesign | SyntheticDesign, *, x0: ArrayLike | Non
     else:
         raise TypeError(f"design must be a UniformDesign or a SyntheticDesign; got {type(design).__name__}.")
     d = design.dim
-    target = np.asarray(design.theta_star if isinstance(design, SyntheticDesign) else design.target, dtype=float)
+    target = np.asarray(design.theta_star if isinstance(design, SyntheticDesign) else design.target)
     if x0 is not None:
-        x0 = np.asarray(x0, dtype=float)
+        x0 = np.asarray(x0)
         if x0.shape != (d,):
             raise ValueError(f"x0 must have shape (d,) = ({d},); got {x0.shape}.")
         _check.finite(x0=x0)
     options: dict[str, Any] = dict(learning_rate=learning_rate, ridge=ridge, noise_std=noise_std,
                                    label_noise=label_noise, x0_policy=x0_policy, init_variance=init_variance)
     if empirical_features is not None:
-        features = np.asarray(empirical_features, dtype=float)
+        features = np.asarray(empirical_features)
         if features.ndim != 2 or features.shape[1] != d or features.shape[0] == 0:
             raise ValueError(f"empirical_features must have shape (N, d) with N >= 1 and d = {d}; got "
                              f"{features.shape}.")

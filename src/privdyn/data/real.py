@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privdyn import _check
+from privdyn._arrays import read_only
 
 __all__ = [
     "DATASETS",
@@ -60,11 +61,6 @@ MNIST_CACHE_FILE = "mnist_1_vs_7.npz"
 _CONSTANT_FEATURE_POLICIES = ("drop", "center")
 _ORDERS = ("permute", "fixed")
 
-
-def _frozen(array: Any, dtype: Any = float) -> np.ndarray:
-    array = np.array(array, dtype=dtype)
-    array.setflags(write=False)
-    return array
 
 
 def _cache_dir(cache_dir: str | os.PathLike[str] | None) -> Path:
@@ -117,7 +113,7 @@ def _download_mnist_1_vs_7(directory: Path, path: Path) -> None:
                                      return_X_y=True)
     digits = np.asarray(targets).astype(str)
     keep = (digits == "1") | (digits == "7")
-    pixels = np.rint(np.asarray(features, dtype=float)[keep]).astype(np.uint8)
+    pixels = np.rint(np.asarray(features)[keep]).astype(np.uint8)
     labels = np.where(digits[keep] == "1", 1, -1).astype(np.int8)
     handle, temporary = tempfile.mkstemp(dir=directory, suffix=".npz.part")
     try:
@@ -152,7 +148,7 @@ def load_california_housing(*, cache_dir: str | os.PathLike[str] | None = None,
             f"California housing is not cached in {str(_cache_dir(cache_dir))!r} ({error}). Call "
             "load_california_housing(download=True) once with network access, or use the offline substitute "
             "'diabetes'.") from error
-    return np.asarray(features, dtype=float), np.asarray(labels, dtype=float)
+    return np.asarray(features), np.asarray(labels)
 
 
 def load_digits_1_vs_7() -> tuple[np.ndarray, np.ndarray]:
@@ -176,7 +172,7 @@ def load_diabetes() -> tuple[np.ndarray, np.ndarray]:
     from sklearn.datasets import load_diabetes as sklearn_load_diabetes
 
     features, labels = sklearn_load_diabetes(return_X_y=True)
-    return np.asarray(features, dtype=float), np.asarray(labels, dtype=float)
+    return np.asarray(features), np.asarray(labels)
 
 
 def is_cached(name: str, *, cache_dir: str | os.PathLike[str] | None = None) -> bool:
@@ -273,10 +269,10 @@ class ArrayDataset:
         if not isinstance(self.name, str):
             raise TypeError(f"name must be a str; got name={self.name!r}.")
         _check.one_of(_ORDERS, order=self.order)
-        object.__setattr__(self, "train_features", _frozen(x))
-        object.__setattr__(self, "train_labels", _frozen(y))
-        object.__setattr__(self, "validation_features", _frozen(xv))
-        object.__setattr__(self, "validation_labels", _frozen(yv))
+        object.__setattr__(self, "train_features", read_only(x))
+        object.__setattr__(self, "train_labels", read_only(y))
+        object.__setattr__(self, "validation_features", read_only(xv))
+        object.__setattr__(self, "validation_labels", read_only(yv))
 
     @property
     def dim(self) -> int:
@@ -288,7 +284,7 @@ class ArrayDataset:
 
     def validation_loss(self, theta: ArrayLike) -> np.ndarray:
         """P(θ) = ½·mean((X_v θ − y_v)²) on the validation set. Shapes: (..., d) -> (...)."""
-        theta = np.asarray(theta, dtype=float)
+        theta = np.asarray(theta)
         if theta.shape[-1:] != (self.dim,):
             raise ValueError(f"theta must have shape (..., d) with d = {self.dim}; got {theta.shape}.")
         flat = theta.reshape(-1, self.dim)
@@ -402,14 +398,14 @@ def split_and_standardize(features: ArrayLike, labels: ArrayLike, *, train_size:
         raise ValueError("labels are constant on the normalization subset; cannot standardize them.")
 
     def features_of(idx: np.ndarray) -> np.ndarray:
-        return _frozen((x[np.ix_(idx, kept)] - mean) / std)
+        return read_only((x[np.ix_(idx, kept)] - mean) / std)
 
     def labels_of(idx: np.ndarray) -> np.ndarray:
-        return _frozen((y[idx] - label_mean) / label_std)
+        return read_only((y[idx] - label_mean) / label_std)
 
     return RegressionSplit(
         dataset=str(dataset), train_features=features_of(train_idx), train_labels=labels_of(train_idx),
         validation_features=features_of(val_idx), validation_labels=labels_of(val_idx),
-        feature_mean=_frozen(mean), feature_std=_frozen(std), label_mean=label_mean, label_std=label_std,
-        kept_features=_frozen(kept, dtype=np.int64), normalization_size=int(normalization_size),
+        feature_mean=read_only(mean), feature_std=read_only(std), label_mean=label_mean, label_std=label_std,
+        kept_features=read_only(kept, dtype=np.int64), normalization_size=int(normalization_size),
         constant_features=constant_features)

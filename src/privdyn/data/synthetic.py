@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privdyn import _check
+from privdyn._arrays import read_only
 from privdyn._deprecation import renamed_arguments
 from privdyn.schedules import OutsideTheoryWarning
 from privdyn.spectra import Spectrum, isotropic_target, power_law_target
@@ -49,11 +50,6 @@ def num_samples(d: int, *, aspect_ratio: float) -> int:
     return int(n)
 
 
-def _frozen(array: np.ndarray) -> np.ndarray:
-    array = np.array(array, dtype=float)
-    array.setflags(write=False)
-    return array
-
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class SyntheticDesign:
@@ -74,7 +70,7 @@ class SyntheticDesign:
     def __post_init__(self) -> None:
         if not isinstance(self.spectrum, Spectrum):
             raise TypeError(f"spectrum must be a privdyn.spectra.Spectrum; got {type(self.spectrum).__name__}.")
-        theta = np.asarray(self.theta_star, dtype=float)
+        theta = np.asarray(self.theta_star)
         if theta.shape != (self.spectrum.dim,):
             raise ValueError(f"theta_star must have shape (d,) = ({self.spectrum.dim},); got {theta.shape}.")
         _check.finite(theta_star=theta)
@@ -83,9 +79,9 @@ class SyntheticDesign:
         if self.label_noise == 0:
             warnings.warn("label_noise=0 is outside the theory of arXiv 2505.16329 (Assumption 1 needs zeta > 0); "
                           "running anyway.", OutsideTheoryWarning, stacklevel=3)
-        object.__setattr__(self, "theta_star", _frozen(theta))
+        object.__setattr__(self, "theta_star", read_only(theta))
         object.__setattr__(self, "label_noise", float(self.label_noise))
-        object.__setattr__(self, "_sqrt_eigenvalues", _frozen(np.sqrt(self.spectrum.per_direction())))
+        object.__setattr__(self, "_sqrt_eigenvalues", read_only(np.sqrt(self.spectrum.per_direction())))
 
     # --- constructors -------------------------------------------------------------------------------------------
 
@@ -109,7 +105,7 @@ class SyntheticDesign:
         """
         if not isinstance(spectrum, Spectrum):
             raise TypeError(f"spectrum must be a privdyn.spectra.Spectrum; got {type(spectrum).__name__}.")
-        weights = np.asarray(squared_projections, dtype=float)
+        weights = np.asarray(squared_projections)
         if weights.shape != (spectrum.num_groups,):
             raise ValueError(f"squared_projections must have shape (m,) = ({spectrum.num_groups},), one value per "
                              f"eigenvalue group; got {weights.shape}.")
@@ -174,7 +170,7 @@ class SyntheticDesign:
 
     def excess_risk(self, theta: ArrayLike) -> np.ndarray:
         """R(θ) = ½‖Σ^{1/2}(θ − θ*)‖² (Section 3 of arXiv 2505.16329v2). Shapes: (..., d) -> (...)."""
-        theta = np.asarray(theta, dtype=float)
+        theta = np.asarray(theta)
         if theta.shape[-1:] != (self.dim,):
             raise ValueError(f"theta must have shape (..., d) with d = {self.dim}; got {theta.shape}.")
         return 0.5 * np.einsum("...d,d->...", (theta - self.theta_star) ** 2, self.eigenvalues)
@@ -190,7 +186,7 @@ class SyntheticDesign:
 
         x = Λ^{1/2} z (shape (..., d)) and y = xᵀθ* + ζε (shape (...)).
         """
-        normals = np.asarray(normals, dtype=float)
+        normals = np.asarray(normals)
         d = self.dim
         if normals.shape[-1:] != (d + 1,):
             raise ValueError(f"normals must have shape (..., d + 1) = (..., {d + 1}); got {normals.shape}.")

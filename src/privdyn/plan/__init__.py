@@ -15,8 +15,9 @@ accountant, with its label and statement (``privdyn account``).
 ``privdyn.plan.dpgd`` is the planning function; each family's implementation lives in a private module
 (``privdyn.plan._dpgd``, ...), and what other packages use is public here: the plan types (``DPGDPlan``,
 ``DPSGDPlan``, ``HSGDPlan``, ``LangevinPlan``), the dpgd schedule families (``DPGD_SCHEDULES``), the planning share's
-release (``Release``, ``release_statistics``) and the zCDP budget helpers (``zcdp_for_epsilon``, ``zcdp_statement``). The family
-modules load on first use, so ``import privdyn.plan`` imports neither SciPy's optimizers nor matplotlib.
+release (``Release``, ``release_statistics``) and the zCDP budget helpers (``zcdp_for_epsilon``,
+``zcdp_statement``). The family modules load on first use, so ``import privdyn.plan`` imports neither SciPy's
+optimizers nor matplotlib.
 """
 
 from __future__ import annotations

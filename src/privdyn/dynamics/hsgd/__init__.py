@@ -138,18 +138,6 @@ from privdyn.hsgd_problem import (
     X0Policy as X0Policy,
 )
 from privdyn.hsgd_problem import (
-    _constant_rate as _constant_rate,
-)
-from privdyn.hsgd_problem import (
-    _frozen as _frozen,
-)
-from privdyn.hsgd_problem import (
-    _GroupMoments as _GroupMoments,
-)
-from privdyn.hsgd_problem import (
-    _policy as _policy,
-)
-from privdyn.hsgd_problem import (
     kernel_mass as kernel_mass,
 )
 

@@ -9,8 +9,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privdyn import _check
+from privdyn._arrays import read_only
 from privdyn.dynamics.hsgd.volterra import _integrated_rate, volterra_risk
-from privdyn.hsgd_problem import HSGDProblem, RiskCurve, X0Policy, _frozen
+from privdyn.hsgd_problem import HSGDProblem, RiskCurve, X0Policy
 from privdyn.schedules import LearningRate
 
 __all__ = ["HSGDLaw", "linearized_law", "quadratic_statistic"]
@@ -69,9 +70,9 @@ class HSGDLaw:
         x_star = (lam / a)[groups] * problem.target_coordinates
         decay = np.exp(-np.outer(gamma_int, a))[:, groups]  # (T, d) e^{−a_jΓ(t)}
         mean = x_star + decay * (problem.x0_coordinates - x_star)
-        return cls(problem=problem, times=_frozen(times), integrated_learning_rate=_frozen(gamma_int),
-                   mean=_frozen(mean), group_variance=_frozen(curve.group_variance),
-                   population_risk=_frozen(curve.population_risk), regularized_risk=_frozen(curve.regularized_risk),
+        return cls(problem=problem, times=read_only(times), integrated_learning_rate=read_only(gamma_int),
+                   mean=read_only(mean), group_variance=read_only(curve.group_variance),
+                   population_risk=read_only(curve.population_risk), regularized_risk=read_only(curve.regularized_risk),
                    method=curve.method)
 
     @property
@@ -106,7 +107,7 @@ class HSGDLaw:
 def _time_integral(learning_rate: LearningRate, times: np.ndarray) -> np.ndarray:
     """Γ at arbitrary increasing times (closed form, or Gauss-Legendre on the intervals between them)."""
     if type(learning_rate).integral is not LearningRate.integral:
-        return np.asarray(learning_rate.integral(times), dtype=float)
+        return np.asarray(learning_rate.integral(times))
     points = times if times[0] == 0.0 else np.concatenate(([0.0], times))
     gamma_int = _integrated_rate(learning_rate, points)
     return gamma_int if times[0] == 0.0 else gamma_int[1:]
@@ -156,7 +157,7 @@ def quadratic_statistic(law: HSGDLaw, *, matrix: ArrayLike, vector: ArrayLike | 
         raise ValueError(f"matrix must have shape (d,) or (d, d) with d = {d}; got {t_mat.shape}.")
     value = 0.5 * law.variance @ diag + 0.5 * quad + float(constant)
     if vector is not None:
-        u = np.asarray(vector, dtype=float)
+        u = np.asarray(vector)
         if u.shape != (d,):
             raise ValueError(f"vector must have shape (d,) = ({d},); got {u.shape}.")
         _check.finite(vector=u)

@@ -9,8 +9,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privdyn import _check
+from privdyn._arrays import read_only
 from privdyn.dynamics.hsgd.volterra import _times
-from privdyn.hsgd_problem import HSGDProblem, RiskCurve, RiskLimit, _constant_rate, _frozen, kernel_mass
+from privdyn.hsgd_problem import HSGDProblem, RiskCurve, RiskLimit, constant_rate, kernel_mass
 from privdyn.spectra import Spectrum
 
 __all__ = ["max_stable_learning_rate", "risk_limit", "isotropic_risk"]
@@ -34,7 +35,7 @@ def max_stable_learning_rate(spectrum: Spectrum, *, ridge: float) -> float:
 def _require_stable(problem: HSGDProblem) -> float:
     kappa = kernel_mass(problem)
     if kappa >= 1:
-        gamma = _constant_rate(problem, "the stability check")
+        gamma = constant_rate(problem, "the stability check")
         limit = max_stable_learning_rate(problem.spectrum, ridge=problem.ridge)
         raise ValueError(
             f"learning_rate is unstable: the Volterra kernel mass κ_K = γ/(2d)·Σ_j λ_j²/(λ_j + ridge) = {kappa:.6g} "
@@ -50,7 +51,7 @@ def risk_limit(problem: HSGDProblem) -> RiskLimit:
     R_∞ = ℛ(x*) + (γ/(2d)) tr(Σ) P_∞ + σ²γ/4. Exact for (1) as t → ∞; the initialization (any ``x0_policy``) is
     forgotten. Raises ``ValueError`` naming ``learning_rate`` when κ_K ≥ 1 (unstable), with the margin.
     """
-    gamma = _constant_rate(problem, "risk_limit")
+    gamma = constant_rate(problem, "risk_limit")
     kappa = _require_stable(problem)
     g = problem._moments()
     d, sigma2 = problem.dim, problem.noise_std**2
@@ -60,7 +61,7 @@ def risk_limit(problem: HSGDProblem) -> RiskLimit:
     r_star = p_star + 0.5 * problem.ridge * float(g.ss.sum())
     reg = r_star + gamma / (2 * d) * problem.spectrum.trace * pop + sigma2 * gamma / 4
     variance = gamma * (2 * pop * g.lam + sigma2) / (2 * d * g.a)
-    return RiskLimit(population_risk=pop, regularized_risk=reg, kernel_mass=kappa, group_variance=_frozen(variance))
+    return RiskLimit(population_risk=pop, regularized_risk=reg, kernel_mass=kappa, group_variance=read_only(variance))
 
 
 def _phi1_integral(rate_a: float, rate_b: np.ndarray | float, t: np.ndarray) -> np.ndarray:
@@ -86,7 +87,7 @@ def isotropic_risk(problem: HSGDProblem, times: ArrayLike) -> RiskCurve:
     ts = _times(times)
     if problem.spectrum.num_groups != 1:
         raise ValueError(f"isotropic_risk needs Σ = λI (one eigen-group); got {problem.spectrum.num_groups} groups.")
-    gamma = _constant_rate(problem, "isotropic_risk")
+    gamma = constant_rate(problem, "isotropic_risk")
     g = problem._moments()
     lam, a, d = float(g.lam[0]), float(g.a[0]), problem.dim
     rr, re, ee, ss, sr = (float(x[0]) for x in (g.rr, g.re, g.ee, g.ss, g.sr))
@@ -101,5 +102,5 @@ def isotropic_risk(problem: HSGDProblem, times: ArrayLike) -> RiskCurve:
     f_p = 0.5 * lam * (e**2 * rr + 2 * e * re + ee) + 0.5 * noise2
     f_r = f_p + 0.5 * ridge * (ss + 2 * e * sr + e**2 * rr)
     pop, reg = f_p + 0.5 * lam * total, f_r + 0.5 * a * total
-    return RiskCurve(times=_frozen(ts), population_risk=_frozen(pop), regularized_risk=_frozen(reg),
-                     method="closed_form", group_variance=_frozen((total / d)[:, None]))
+    return RiskCurve(times=read_only(ts), population_risk=read_only(pop), regularized_risk=read_only(reg),
+                     method="closed_form", group_variance=read_only((total / d)[:, None]))

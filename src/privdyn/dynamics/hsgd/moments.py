@@ -8,8 +8,9 @@ from numpy.typing import ArrayLike
 from scipy import integrate
 
 from privdyn import _check
+from privdyn._arrays import read_only
 from privdyn.dynamics.hsgd.volterra import _times
-from privdyn.hsgd_problem import HSGDProblem, RiskCurve, _frozen
+from privdyn.hsgd_problem import HSGDProblem, RiskCurve
 
 __all__ = ["moment_ode_risk"]
 
@@ -91,5 +92,5 @@ def moment_ode_risk(problem: HSGDProblem, times: ArrayLike, *, rtol: float, atol
     s, c, q = states[:, :m], states[:, m:2 * m], states[:, 2 * m:]
     pop = 0.5 * s @ lam + 0.5 * noise2
     reg = pop + 0.5 * ridge * (s.sum(axis=1) + 2 * c.sum(axis=1) + target_sq.sum())
-    return RiskCurve(times=_frozen(ts), population_risk=_frozen(pop), regularized_risk=_frozen(reg),
-                     method="moment_ode", group_variance=_frozen((s - q) / count))
+    return RiskCurve(times=read_only(ts), population_risk=read_only(pop), regularized_risk=read_only(reg),
+                     method="moment_ode", group_variance=read_only((s - q) / count))

@@ -10,7 +10,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privdyn import _check
-from privdyn.hsgd_problem import HSGDProblem, RiskCurve, _frozen, _GroupMoments
+from privdyn._arrays import read_only
+from privdyn.hsgd_problem import GroupMoments, HSGDProblem, RiskCurve
 from privdyn.schedules import LearningRate
 
 __all__ = ["volterra_risk", "volterra_dense_reference", "MAX_REFINEMENTS", "MAX_GRID_STEPS",
@@ -81,16 +82,16 @@ def _build_grid(times: np.ndarray, max_step: float, level: int) -> tuple[np.ndar
 def _integrated_rate(learning_rate: LearningRate, grid: np.ndarray) -> np.ndarray:
     """Γ(t) = ∫₀ᵗ γ on the grid: the profile's closed form when it has one, else Gauss-Legendre per interval."""
     if type(learning_rate).integral is not LearningRate.integral:
-        return np.asarray(learning_rate.integral(grid), dtype=float)
+        return np.asarray(learning_rate.integral(grid))
     nodes, weights = np.polynomial.legendre.leggauss(_GAUSS_NODES)
     mid, half = (grid[1:] + grid[:-1]) / 2, (grid[1:] - grid[:-1]) / 2
     points = mid[:, None] + half[:, None] * nodes
-    values = np.asarray(learning_rate.value(points.ravel()), dtype=float).reshape(points.shape)
+    values = np.asarray(learning_rate.value(points.ravel())).reshape(points.shape)
     return np.concatenate(([0.0], np.cumsum(half * (values @ weights))))
 
 
 def _rate_values(learning_rate: LearningRate, grid: np.ndarray) -> np.ndarray:
-    values = np.asarray(learning_rate.value(grid), dtype=float)
+    values = np.asarray(learning_rate.value(grid))
     if values.shape != grid.shape or not np.all(np.isfinite(values)) or np.any(values < 0):
         raise ValueError("learning_rate must be finite and >= 0 on [0, times[-1]].")
     return values
@@ -107,7 +108,7 @@ def _trapezoid_weights(grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return history, end
 
 
-def _forcing(problem: HSGDProblem, moments: _GroupMoments, gamma_int: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _forcing(problem: HSGDProblem, moments: GroupMoments, gamma_int: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """F_P(t) = E𝒫(X^gf(t)), F_R(t) = Eℛ(X^gf(t)) (eqs. (6)-(7), first terms, in spectral form), plus for a secret
     initialization the decayed initial variance ½Σ n_g λ_g V(0) e^{−2a_gΓ} (and its ℛ analogue): shape (N+1,) each."""
     g = moments
@@ -293,10 +294,10 @@ def volterra_risk(problem: HSGDProblem, times: ArrayLike, *, max_step: float, re
     pop, pop_err = _romberg(levels_p)
     reg, reg_err = _romberg(levels_r)
     var = _romberg(cast(list[np.ndarray], levels_v))[0] if with_variance else None
-    return RiskCurve(times=_frozen(ts), population_risk=_frozen(pop), regularized_risk=_frozen(reg),
-                     method="volterra", group_variance=None if var is None else _frozen(var),
-                     population_risk_error=None if pop_err is None else _frozen(pop_err),
-                     regularized_risk_error=None if reg_err is None else _frozen(reg_err),
+    return RiskCurve(times=read_only(ts), population_risk=read_only(pop), regularized_risk=read_only(reg),
+                     method="volterra", group_variance=None if var is None else read_only(var),
+                     population_risk_error=None if pop_err is None else read_only(pop_err),
+                     regularized_risk_error=None if reg_err is None else read_only(reg_err),
                      num_steps=num_steps, refinements=int(refinements))
 
 
@@ -361,6 +362,6 @@ def volterra_dense_reference(problem: HSGDProblem, times: ArrayLike, *, max_step
         if variance is not None and k in out_lookup:
             source = (2.0 * np.outer(lam, pop[:k + 1]) + sigma2) * (weights * rate2[:k + 1] / d)
             variance[out_lookup[k]] = np.sum(decay * source, axis=1) + v0 * np.exp(-2 * a * gamma_int[k])
-    return RiskCurve(times=_frozen(ts), population_risk=_frozen(pop[out]), regularized_risk=_frozen(reg[out]),
-                     method="volterra", group_variance=None if variance is None else _frozen(variance),
+    return RiskCurve(times=read_only(ts), population_risk=read_only(pop[out]), regularized_risk=read_only(reg[out]),
+                     method="volterra", group_variance=None if variance is None else read_only(variance),
                      num_steps=n - 1, refinements=0)
