@@ -142,6 +142,19 @@ def test_the_group_help_lists_the_families(capsys: pytest.CaptureFixture[str]) -
     assert "--n" not in text
 
 
+def _words(text: str) -> str:
+    """Help text without its layout (the wrapping depends on the terminal's width)."""
+    return re.sub(r"-\s+", "-", " ".join(text.split()))
+
+
+@pytest.mark.parametrize("family", list(OWN))
+def test_docs_show_each_family_help(family: str, capsys: pytest.CaptureFixture[str]) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "plan.md").read_text()
+    shown = re.search(rf"```text\n\$ privdyn plan {family} --help\n(.*?)```", page, flags=re.DOTALL)
+    assert shown is not None, f"docs/plan.md shows no `privdyn plan {family} --help`"
+    assert _words(shown.group(1)) == _words(_help(family, capsys))
+
+
 @pytest.mark.parametrize(("args", "owner"), [
     (["langevin", "--planning-share", "0.1"], "dpgd"),
     (["dpsgd", "--spectrum", "identity"], "dpgd and hsgd"),
