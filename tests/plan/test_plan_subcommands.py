@@ -14,6 +14,7 @@ import io
 import json
 import math
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,13 @@ def test_the_help_lists_the_family_options_and_only_those(family: str, capsys: p
         assert _KEYWORD.get(option, option[2:].replace("-", "_")) in keywords, option
     for line in re.findall(r"^  --[a-z-]+ .*$", text, flags=re.MULTILINE):  # each with a description
         assert len(line.split(maxsplit=2)) == 3 or line.strip() in ("--json", "--quiet", "--public-stats"), line
+
+
+def test_the_help_of_a_family_loads_no_numerical_library() -> None:
+    script = ("import sys\nfrom privdyn.cli import main\nassert main(['plan', 'dpsgd', '--help']) == 0\n"
+              "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
+    loaded = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stderr
+    assert not {"numpy", "scipy", "matplotlib", "dp_accounting", "torch"} & set(loaded.split())
 
 
 def test_the_group_help_lists_the_families(capsys: pytest.CaptureFixture[str]) -> None:

@@ -218,8 +218,8 @@ class _FamilyGroup(TyperGroup):
                 index += 2 if known.get(args[index], True) and "=" not in args[index] else 1
             if index < len(args):  # the first word that is no option nor its value: the family
                 args = [args[index], *args[:index], *args[index + 1:]]
-            elif "--help" not in args:
-                args = []
+            else:
+                args = ["--help"] if "--help" in args else []
         if not args:
             raise PlanUsageError(f"`privdyn plan` needs a FAMILY: {', '.join(FAMILIES)}; see `privdyn plan --help`.")
         return super().parse_args(ctx, args)
