@@ -23,7 +23,7 @@ from privdyn.audit._cli import audit_command
 from privdyn.experiments import progress
 from privdyn.experiments.config import DEFAULT_EXECUTOR, DEFAULT_OUT_DIR, ConfigError, parse_overrides
 from privdyn.plan._account_cli import account_command
-from privdyn.plan._cli import plan_command
+from privdyn.plan._cli import plan_app
 
 if TYPE_CHECKING:
     from privdyn.experiments.runner import UnitCounts
@@ -398,7 +398,7 @@ def _bench_line(outcome: Any) -> str:
             f"{r.reference_median_s * 1e3:.3f} ms (medians of {r.repeats}{items}) -> {speed} "
             f"(per-repetition ratio {low:.3g}x to {high:.3g}x){target}{'' if r.note is None else '; ' + r.note}")
 
-app.command("plan")(plan_command)
+app.add_typer(plan_app, name="plan")
 app.command("account")(account_command)
 app.command("audit")(audit_command)
 

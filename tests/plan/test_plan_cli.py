@@ -127,7 +127,7 @@ def test_the_options_an_error_offers_all_exist(family, capsys) -> None:
 
     from privdyn.cli import app
 
-    command = typer.main.get_command(app).commands["plan"]  # type: ignore[attr-defined]
+    command = typer.main.get_command(app).commands["plan"].commands[family]  # type: ignore[attr-defined]
     real = {opt for param in command.params for opt in getattr(param, "opts", ())}
     bad = "--lipschitz" if family != "langevin" else "--ridge"
     assert main(["plan", family, bad, "1"]) == 2
