@@ -13,7 +13,8 @@ document, of:
     package of the module it comes from (``privdyn.dynamics.dpgd``; for ``from P import _x`` with ``P`` a package,
     ``P`` itself). An import counts when the importing file lies outside the owner. Dunder names do not count. Every
     import statement is scanned: module level, inside functions and under ``if TYPE_CHECKING:`` (a type-only import
-    still couples to the private name). Counted per statement and per name; each is listed.
+    still couples to the private name). Counted per statement (one per imported module) and per name taken (the
+    underscore names, or every name taken from a private module, or the private module itself); each is listed.
 (b) **upward imports**: an import, executed at run time, whose target is the ``__init__`` of a package that encloses
     the importing file: ``from privdyn.privacy import X`` in ``privdyn/privacy/hsgd/accountant.py``, ``from privdyn
     import Spectrum`` anywhere in the package, ``import privdyn.plan`` in ``privdyn/plan/_dpgd.py``. Importing a
@@ -145,8 +146,11 @@ def _lazy_exports(package: str, tree: ast.AST) -> dict[str, str]:
         if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "attach":
             exports = _literal(tree, node.args[1] if len(node.args) > 1 else None)
             aliases = _literal(tree, next((k.value for k in node.keywords if k.arg == "aliases"), None))
-            found = {name: f"{package}.{module}" for module, names in dict(exports or {}).items() for name in names}
-            found.update({name: f"{package}.{module}" for name, (module, _) in dict(aliases or {}).items()})
+            found: dict[str, str] = {}
+            if isinstance(exports, dict):
+                found.update({name: f"{package}.{module}" for module, names in exports.items() for name in names})
+            if isinstance(aliases, dict):
+                found.update({name: f"{package}.{module}" for name, (module, _) in aliases.items()})
             return found
     return {}
 
@@ -329,7 +333,7 @@ def _folder_circles(edges: list[Edge], modules: dict[str, Path], levels: set[str
         members = set(component)
         closing = sorted({(e.file, e.line, e.level, t) for e in edges if e.level in levels
                           for t in (e.target, *e.resolved)
-                          if folder(e.importer) in members and folder(t) in members and folder(t) != folder(e.importer)})
+                          if {folder(e.importer), folder(t)} <= members and folder(t) != folder(e.importer)})
         circles.append({"folders": component,
                         "imports": [f"{file}:{line} [{level}] -> {target}" for file, line, level, target in closing]})
     return circles
@@ -495,7 +499,7 @@ def build_report(root: Path) -> Report:
 _LABELS = {
     "modules": "modules in src/privdyn",
     "private_cross_package_imports": "(a) imports of another package's underscore names (statements)",
-    "private_cross_package_names": "(a)   underscore names they take",
+    "private_cross_package_names": "(a)   names they take (underscore names, names of private modules)",
     "upward_imports": "(b) upward imports (of an enclosing package's __init__, run time)",
     "circles_module_level": "(c) circles between folders, module-level imports",
     "circles_with_lazy_imports": "(c) circles between folders, with function-level imports",

@@ -30,7 +30,7 @@ import inspect
 import sys
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from docutils.nodes import Node
 from docutils.parsers.rst import directives
@@ -59,7 +59,7 @@ class Request:
 def _requests(env: BuildEnvironment) -> dict[str, list[Request]]:
     if not hasattr(env, _ENV_KEY):
         setattr(env, _ENV_KEY, {})
-    return getattr(env, _ENV_KEY)
+    return cast("dict[str, list[Request]]", getattr(env, _ENV_KEY))
 
 
 def _recording(base: type[SphinxDirective]) -> type[SphinxDirective]:
@@ -76,7 +76,7 @@ def _recording(base: type[SphinxDirective]) -> type[SphinxDirective]:
                 excluded=frozenset(name.strip() for name in excluded.split(",") if name.strip()),
             )
             _requests(self.env).setdefault(self.env.docname, []).append(request)
-            return super().run()
+            return cast("list[Node]", super().run())
 
     return RecordingAutomodule
 
