@@ -461,9 +461,11 @@ def build_report(root: Path) -> Report:
              for edge in _edges(name, path, trees[path], modules, root, lazy)]
 
     private_imports = []
+    private_names: list[list[str]] = []
     for edge in edges:
         owner, names = _owner(edge, modules)
         if owner is not None and not _inside(edge.importer, owner):
+            private_names.append(names)
             private_imports.append({"file": edge.file, "line": edge.line, "importer": edge.importer,
                                     "owner": owner, "target": edge.target, "names": names, "level": edge.level})
     upward = [{"file": e.file, "line": e.line, "importer": e.importer, "target": e.target, "names": list(e.names),
@@ -479,7 +481,7 @@ def build_report(root: Path) -> Report:
     counts = {
         "modules": len(modules),
         "private_cross_package_imports": len(private_imports),
-        "private_cross_package_names": sum(len(p["names"]) for p in private_imports),  # type: ignore[arg-type,misc]
+        "private_cross_package_names": sum(len(names) for names in private_names),
         "upward_imports": len(upward),
         "circles_module_level": len(circles),
         "circles_with_lazy_imports": len(circles_lazy),
@@ -514,16 +516,20 @@ _LABELS = {
 }
 
 
+def _joined(names: object) -> str:
+    return ", ".join(map(str, names)) if isinstance(names, list | tuple) else str(names)
+
+
 def _table(report: Report) -> str:
     width = max(len(label) for label in _LABELS.values())
     lines = [f"{'quantity':<{width}}  count", f"{'-' * width}  -----"]
     lines += [f"{_LABELS[key]:<{width}}  {value:>5}" for key, value in report.counts.items()]
     lines.append("\n(a) imports of another package's underscore names")
-    lines += [f"  {p['file']}:{p['line']} [{p['level']}] {p['target']}: {', '.join(map(str, p['names']))}"  # type: ignore[call-overload]
+    lines += [f"  {p['file']}:{p['line']} [{p['level']}] {p['target']}: {_joined(p['names'])}"
               for p in report.private_imports]
     lines.append("\n(b) upward imports")
-    lines += [f"  {u['file']}:{u['line']} [{u['level']}] {u['target']}: {', '.join(map(str, u['names']))}"  # type: ignore[call-overload]
-              for u in report.upward_imports]
+    lines += [f"  {u['file']}:{u['line']} [{u['level']}] {u['target']}: "
+              f"{_joined(u['names']) or '(import of the package itself)'}" for u in report.upward_imports]
     for title, circles in (("circles between folders, module-level", report.circles_module_level),
                            ("circles between folders, with function-level imports", report.circles_with_lazy_imports)):
         lines.append(f"\n(c) {title}")
