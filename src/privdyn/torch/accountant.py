@@ -162,6 +162,7 @@ class DPSGDAccountant:
         """
         if not isinstance(state, dict) or "steps" not in state:
             raise ValueError(f"state must be a dict from DPSGDAccountant.state_dict; got {_describe(state)}.")
+        _check.integer(minimum=0, steps=state["steps"])
         if "mechanism" not in state and "format" not in state:
             warnings.warn("the accountant checkpoint has the first format, {'steps': n}, which records no mechanism: "
                           "it could not be checked against this accountant's "
@@ -177,7 +178,6 @@ class DPSGDAccountant:
             if differ:
                 raise ValueError("the checkpoint was accounted for another mechanism than this accountant's ("
                                  + "; ".join(differ) + "): its steps cannot be counted as this run's.")
-        _check.integer(minimum=0, steps=state["steps"])
         if self.num_steps is not None and int(state["steps"]) > self.num_steps:
             raise ValueError(f"the checkpoint has taken steps={int(state['steps'])}, past this accountant's planned "
                              f"num_steps={self.num_steps}.")
