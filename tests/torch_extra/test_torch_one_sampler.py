@@ -2,8 +2,8 @@
 arguments still work (deprecated) and a disagreement with the sampler is refused; checkpoints record the mechanism."""
 
 import functools
-import itertools
 import io
+import itertools
 import warnings
 
 import numpy as np

@@ -138,7 +138,7 @@ class DPSGDAccountant:
                                sampler=self.sampler, source="no step taken")
         return self.epsilon(self.steps, delta)
 
-    def mechanism(self) -> dict[str, Any]:
+    def mechanism(self) -> dict[str, str | int | float]:
         """The accounted mechanism, as a checkpoint records it: the noise strategy with its parameters (its exact
         ``repr``), the sampler kind, ``n``, the (expected) batch size (the rate is ``batch_size / n``), the
         neighbouring relation and the noise multiplier."""
