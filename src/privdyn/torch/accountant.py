@@ -86,9 +86,9 @@ class DPSGDAccountant:
         self.batch_sampler = batch_sampler
 
     @classmethod
-    def bound(cls, strategy: Strategy, participation: Participation, *, noise_multiplier: float,
-              num_steps: int | None = None, delta: float | None = None,
-              batch_sampler: BatchSampler | None = None) -> DPSGDAccountant:
+    def _from_participation(cls, strategy: Strategy, participation: Participation, *, noise_multiplier: float,
+                            num_steps: int | None = None, delta: float | None = None,
+                            batch_sampler: BatchSampler | None = None) -> DPSGDAccountant:
         """The accountant of a participation already resolved by
         :func:`~privdyn.torch.sampler.resolve_participation` (which has warned of any deprecated argument): the
         private optimizers build theirs so."""

@@ -262,8 +262,9 @@ class PrivacyEngine:
         validate_private_args(clip=max_grad_norm, noise_multiplier=noise_multiplier,
                               batch_size=participation.batch_size, n=participation.n, num_steps=horizon,
                               clip_name="max_grad_norm")
-        self.accountant = DPSGDAccountant.bound(self.strategy, participation, noise_multiplier=noise_multiplier,
-                                                num_steps=horizon, delta=delta, batch_sampler=batches)
+        self.accountant = DPSGDAccountant._from_participation(
+            self.strategy, participation, noise_multiplier=noise_multiplier, num_steps=horizon, delta=delta,
+            batch_sampler=batches)
         self.sampler, self.neighboring = participation.sampler, participation.neighboring
         if is_data_parallel(module):
             raise ValueError("make_private builds one process's data loader over the whole dataset: under "

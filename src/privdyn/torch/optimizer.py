@@ -270,7 +270,7 @@ class PrivateOptimizer:
         self.strategy = strategy
         self.num_steps = None if num_steps is None else int(num_steps)
         self.batch_sampler = batch_sampler
-        self.accountant = None if participation is None else DPSGDAccountant.bound(
+        self.accountant = None if participation is None else DPSGDAccountant._from_participation(
             strategy, participation, noise_multiplier=self.noise_multiplier, num_steps=self.num_steps, delta=delta,
             batch_sampler=batch_sampler)
         self.noise: TorchNoiseStream | None = None
