@@ -235,3 +235,16 @@ def test_the_engine_reads_the_loaders_sampler_and_its_optimizer_checkpoints_the_
         make(_sampler("fixed_size", "zero_out"), sampler="poisson")
     with pytest.raises(ValueError, match=r"n=400 examples, but its dataset has len\(dataset\)=200"):
         make(_sampler("fixed_size", "zero_out", n=400))
+
+
+def test_the_noise_checkpoint_names_every_field_that_differs():
+    from privdyn.torch import noise_stream
+
+    stream = noise_stream(cn.LambdaCGD(0.5), (3,), cn.step_normals(0, "n"), scale=1.0)
+    stream.next()
+    other = noise_stream(cn.LambdaCGD(0.4), (3,), cn.step_normals(0, "n"), scale=2.0)
+    with pytest.raises(ValueError, match="another noise") as refused:
+        other.load_state_dict(stream.state_dict())
+    assert ("strategy: checkpoint 'LambdaCGD(noise_correlation=0.5)', this stream 'LambdaCGD(noise_correlation=0.4)'"
+            in str(refused.value)) and "scale: checkpoint 1.0, this stream 2.0" in str(refused.value)
+    assert other.step == 0
