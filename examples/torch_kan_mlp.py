@@ -80,13 +80,13 @@ def train(name: str, lam: float, neighboring: str, seed: int = 0, *, kan_step_si
     n, d = x.shape
     model, step_size = _models(d, seed, kan_step_size)[name]
     num_steps = EPOCHS * (n // BATCH_SIZE)
+    batches = BatchSampler(n, BATCH_SIZE, sampler="fixed_size", neighboring=neighboring, num_steps=num_steps,
+                           generator=np.random.default_rng(seed))  # one sampler: the batches and the accountant's run
     private = PrivateOptimizer.with_epsilon(
         torch.optim.SGD(model.parameters(), lr=step_size), model, _margin_loss, epsilon=EPSILON, delta=DELTA,
-        clip=CLIPS[name], batch_size=BATCH_SIZE, n=n, num_steps=num_steps, sampler="fixed_size",
-        neighboring=neighboring,
+        clip=CLIPS[name], num_steps=num_steps, batch_sampler=batches,
         strategy=LambdaCGD(lam), noise_source=step_normals(seed, f"example/{name}/{lam}"))
-    for index in BatchSampler(n, BATCH_SIZE, sampler="fixed_size", num_steps=num_steps,
-                              generator=np.random.default_rng(seed)):
+    for index in batches:
         private.step(x[index], y[index])
     with torch.no_grad():
         accuracy = float((torch.sign(model(x_test).reshape(-1)) == y_test).double().mean())

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ParamSpec, TypeVar
 
-__all__ = ["renamed_arguments"]
+__all__ = ["deprecated_arguments", "renamed_arguments"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -35,3 +35,15 @@ def renamed_arguments(**renames: str) -> Callable[[Callable[P, R]], Callable[P, 
         return wrapper
 
     return decorate
+
+
+def deprecated_arguments(owner: str, names: Sequence[str], replacement: str, *, stacklevel: int = 3) -> None:
+    """Warn once, with a :class:`DeprecationWarning`, that ``owner``'s arguments ``names`` still work for one release
+    and that ``replacement`` (a clause naming what to pass instead) replaces them.
+
+    ``stacklevel`` 3 points the warning at the caller of the function that calls this one.
+    """
+    listed = ", ".join(repr(name) for name in names)
+    what = f"the argument {listed} is" if len(names) == 1 else f"the arguments {listed} are"
+    warnings.warn(f"{owner}: {what} deprecated and will be removed in the next release; {replacement}.",
+                  DeprecationWarning, stacklevel=stacklevel)

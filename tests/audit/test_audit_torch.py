@@ -154,12 +154,13 @@ def test_no_violation_at_the_contract(contract_rows):
 
 
 def test_reported_is_the_optimizers_accountant():
-    from privdyn.torch import DPSGDAccountant
+    from privdyn.torch import BatchSampler, DPSGDAccountant
 
     mech = mechanism("torch-dpsgd-poisson")
     loss = mech.reported()
-    accountant = DPSGDAccountant(mech._strategy(), sampler="poisson", neighboring="add_remove", n=mech.n,
-                                 batch_size=mech.batch_size, noise_multiplier=mech.noise_multiplier)
+    batches = BatchSampler(mech.n, mech.batch_size, sampler="poisson", neighboring="add_remove",
+                           num_steps=mech.num_steps)
+    accountant = DPSGDAccountant(mech._strategy(), batches, noise_multiplier=mech.noise_multiplier)
     assert float(loss) == float(accountant.epsilon(mech.num_steps, mech.delta))
     assert loss.guarantee.value == "bound" and loss.sampler == "poisson"
 

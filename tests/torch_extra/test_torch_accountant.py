@@ -19,16 +19,24 @@ N, BATCH, STEPS, DELTA = 2000, 500, 150, 1e-5
 LOSS = functools.partial(F.cross_entropy, reduction="none")
 
 
+def _batches(sampler="fixed_size", neighboring="zero_out", **kwargs):
+    """The run's batch sampler: the participation the accountant reads (N examples, batches of BATCH)."""
+    kwargs.setdefault("num_steps", STEPS)
+    return BatchSampler(N, BATCH, sampler=sampler, neighboring=neighboring, generator=np.random.default_rng(0),
+                        **kwargs)
+
+
 def _run(strategy, kappa, *, sampler="fixed_size", neighboring="zero_out", steps=STEPS, delta=None):
     torch.manual_seed(0)
     model = nn.Linear(4, 2).double()
     x = torch.randn(N, 4, dtype=torch.float64)
     y = (x[:, 0] > 0).long()
+    batches = BatchSampler(N, BATCH, sampler=sampler, neighboring=neighboring, num_steps=steps,
+                           generator=np.random.default_rng(0))
     private = PrivateOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, LOSS, clip=1.0,
-                               noise_multiplier=kappa, batch_size=BATCH, strategy=strategy,
-                               noise_source=cn.step_normals(0, "acc"), num_steps=steps, n=N, sampler=sampler,
-                               neighboring=neighboring, delta=delta, per_example="vmap")
-    for index in BatchSampler(N, BATCH, sampler=sampler, num_steps=steps, generator=np.random.default_rng(0)):
+                               noise_multiplier=kappa, strategy=strategy, noise_source=cn.step_normals(0, "acc"),
+                               num_steps=steps, batch_sampler=batches, delta=delta, per_example="vmap")
+    for index in batches:
         private.step(x[index], y[index])
     return private
 
@@ -61,8 +69,7 @@ def test_independent_epsilon_equals_the_numpy_accountant():
 
 def test_mid_run_epsilon_accounts_the_steps_taken():
     """r t = 1.25 < 3 ln(2 / delta) after 5 steps: Theorem F.12 says nothing, the amplified bound accounts them."""
-    accountant = DPSGDAccountant(cn.LambdaCGD(0.6), sampler="fixed_size", neighboring="zero_out", n=N,
-                                 batch_size=BATCH, noise_multiplier=200.0)
+    accountant = DPSGDAccountant(cn.LambdaCGD(0.6), _batches(), noise_multiplier=200.0)
     accountant.step(5)
     loss = accountant.privacy_spent(DELTA)
     assert float(loss) == float(accountant.epsilon(5, DELTA)) and "Theorem F.8 pair" in loss.source
@@ -85,8 +92,8 @@ def test_unaccountable_runs_are_refused_before_training(strategy, sampler, neigh
     before = model.weight.detach().clone()
     with pytest.raises(NotAccountableError, match="cannot account"):
         PrivateOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, LOSS, clip=1.0, noise_multiplier=1.0,
-                         batch_size=BATCH, strategy=strategy, noise_source=cn.step_normals(0, "r"), num_steps=STEPS,
-                         n=N, sampler=sampler, neighboring=neighboring, per_example="vmap")
+                         strategy=strategy, noise_source=cn.step_normals(0, "r"), num_steps=STEPS,
+                         batch_sampler=_batches(sampler, neighboring, strategy=strategy), per_example="vmap")
     assert torch.equal(model.weight, before)
 
 
@@ -98,12 +105,12 @@ def test_a_cyclic_poisson_run_is_accounted_by_theorem_4():
     model = nn.Linear(4, 2).double()
     x = torch.randn(N, 4, dtype=torch.float64)
     y = (x[:, 0] > 0).long()
+    batches = BatchSampler(N, batch, sampler="cyclic_poisson", neighboring="add_remove", num_steps=30,
+                           generator=np.random.default_rng(0), strategy=strategy)
     private = PrivateOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, LOSS, clip=1.0,
-                               noise_multiplier=4.0, batch_size=batch, strategy=strategy,
-                               noise_source=cn.step_normals(0, "cyc"), num_steps=30, n=N, sampler="cyclic_poisson",
-                               neighboring="add_remove", per_example="vmap")
-    for index in BatchSampler(N, batch, sampler="cyclic_poisson", num_steps=30, generator=np.random.default_rng(0),
-                              strategy=strategy):
+                               noise_multiplier=4.0, strategy=strategy, noise_source=cn.step_normals(0, "cyc"),
+                               num_steps=30, batch_sampler=batches, per_example="vmap")
+    for index in batches:
         private.step(x[index], y[index])
     loss = private.privacy_spent(DELTA)
     assert loss.sampler == "cyclic_poisson" and loss.guarantee == "bound" and "Theorem 4" in loss.source
@@ -115,8 +122,7 @@ def test_a_cyclic_poisson_run_is_accounted_by_theorem_4():
 
 
 def test_planned_run_outside_f12_validity_is_accounted_by_the_amplified_bound():
-    accountant = DPSGDAccountant(cn.LambdaCGD(0.6), sampler="fixed_size", neighboring="zero_out", n=N,
-                                 batch_size=BATCH, noise_multiplier=20.0, num_steps=STEPS, delta=DELTA)
+    accountant = DPSGDAccountant(cn.LambdaCGD(0.6), _batches(), noise_multiplier=20.0, num_steps=STEPS, delta=DELTA)
     assert accountant.planned.guarantee == "bound" and "Theorem F.12" not in accountant.planned.source
     assert 0.0 < float(accountant.planned) < float("inf")
 
@@ -132,12 +138,14 @@ def test_poisson_sampling_with_correlated_noise_calibrates_trains_and_accounts(s
     model = nn.Linear(4, 2).double()
     x = torch.randn(n, 4, dtype=torch.float64)
     y = (x[:, 0] > 0).long()
+    batches = BatchSampler(n, batch, sampler="poisson", neighboring="add_remove", num_steps=steps,
+                           generator=np.random.default_rng(0))
     private = PrivateOptimizer.with_epsilon(torch.optim.SGD(model.parameters(), lr=0.1), model, LOSS, epsilon=target,
-                                            delta=DELTA, clip=1.0, batch_size=batch, n=n, num_steps=steps,
-                                            sampler="poisson", neighboring="add_remove", strategy=strategy,
-                                            noise_source=cn.step_normals(0, "p"), per_example="vmap", rtol=1e-2)
+                                            delta=DELTA, clip=1.0, num_steps=steps, batch_sampler=batches,
+                                            strategy=strategy, noise_source=cn.step_normals(0, "p"),
+                                            per_example="vmap", rtol=1e-2)
     assert private.calibration.guarantee == "bound" and private.calibration.neighboring == "add_remove"
-    for index in BatchSampler(n, batch, sampler="poisson", num_steps=steps, generator=np.random.default_rng(0)):
+    for index in batches:
         private.step(x[index], y[index])
     loss = private.privacy_spent(DELTA)
     assert loss.sampler == "poisson" and loss.neighboring == "add_remove" and loss.guarantee == "bound"
@@ -150,8 +158,7 @@ def test_poisson_sampling_with_correlated_noise_calibrates_trains_and_accounts(s
 def test_calibration_reaches_the_target():
     model = nn.Linear(4, 2).double()
     private = PrivateOptimizer.with_epsilon(torch.optim.SGD(model.parameters(), lr=0.1), model, LOSS, epsilon=0.8,
-                                            delta=DELTA, clip=1.0, batch_size=BATCH, n=N, num_steps=STEPS,
-                                            sampler="fixed_size", neighboring="zero_out",
+                                            delta=DELTA, clip=1.0, num_steps=STEPS, batch_sampler=_batches(),
                                             strategy=cn.LambdaCGD(0.6), noise_source=cn.step_normals(0, "c"),
                                             per_example="vmap")
     assert private.calibration.quantity == "noise_multiplier"

@@ -121,18 +121,21 @@ def test_privacy_engine_defaults_are_opacus_semantics():
 
 
 def test_privacy_engine_names_other_semantics_with_every_epsilon():
-    """Fixed-size batches and zero-out neighbours are explicit, and every get_epsilon says so (not Opacus')."""
-    from privdyn.torch import PrivacyEngine, SemanticsWarning
+    """Fixed-size batches and zero-out neighbours are explicit (the data loader's batch sampler), and every
+    get_epsilon says so (not Opacus')."""
+    from privdyn.torch import BatchSampler, PrivacyEngine, SemanticsWarning
 
     x, y = _data(400)
     model = _mlp()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
-    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=40)
-    engine = PrivacyEngine(strategy=cn.LambdaCGD(0.5), sampler="fixed_size", neighboring="zero_out",
-                           noise_source=cn.step_normals(0, "engine"), sampling_generator=np.random.default_rng(0))
+    batches = BatchSampler(400, 40, sampler="fixed_size", neighboring="zero_out", num_steps=10,
+                           generator=np.random.default_rng(0))
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_sampler=batches)
+    engine = PrivacyEngine(strategy=cn.LambdaCGD(0.5), noise_source=cn.step_normals(0, "engine"))
     model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
                                                    noise_multiplier=2.0, max_grad_norm=1.0, epochs=1)
-    assert loader.batch_sampler.sampler == "fixed_size"
+    assert loader.batch_sampler is batches and engine.accountant.batch_sampler is batches
+    assert (engine.accountant.sampler, engine.accountant.neighboring) == ("fixed_size", "zero_out")
     for xb, yb in loader:
         assert xb.shape[0] == 40
         optimizer.zero_grad()
@@ -152,8 +155,8 @@ def test_privacy_engine_with_poisson_sampling_trains_through_empty_batches():
     model = _mlp()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=1)
-    engine = PrivacyEngine(strategy=cn.Independent(), sampler="poisson", neighboring="add_remove",
-                           noise_source=cn.step_normals(0, "empty"), sampling_generator=np.random.default_rng(0))
+    engine = PrivacyEngine(strategy=cn.Independent(), noise_source=cn.step_normals(0, "empty"),
+                           sampling_generator=np.random.default_rng(0))
     model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
                                                    noise_multiplier=1.0, max_grad_norm=1.0, num_steps=40)
     sizes = []

@@ -191,8 +191,8 @@ def test_bad_input_is_refused_before_any_step(engine):
         make(clip=math.inf)
     with pytest.raises(ValueError, match="noise_multiplier must be finite"):
         make(noise_multiplier=math.nan)
-    with pytest.raises(ValueError, match="batch_size must be <= n=5"):
-        make(batch_size=8, n=5, sampler="fixed_size", neighboring="zero_out")
+    with pytest.raises(ValueError, match="batch_size must be <= n=5"), pytest.warns(DeprecationWarning):
+        make(batch_size=8, n=5, sampler="fixed_size", neighboring="zero_out")  # the deprecated strings
     with pytest.raises(ValueError, match="num_steps is required"):
         make(strategy=cn.SquareRoot())
     with pytest.raises(TypeError, match="source must be"):

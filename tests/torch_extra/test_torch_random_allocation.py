@@ -51,13 +51,13 @@ def test_empty_batches_add_the_steps_noise_and_step_the_accountant(per_example):
         pytest.importorskip("opacus", reason="Opacus is not installed")
     x, y = _data()
     dataset = torch.utils.data.TensorDataset(x, y)
-    sampler = BatchSampler(N, 1, sampler="random_allocation", num_steps=N, generator=np.random.default_rng(1))
+    sampler = BatchSampler(N, 1, sampler="random_allocation", neighboring="add_remove", num_steps=N,
+                           generator=np.random.default_rng(1))
     loader = torch.utils.data.DataLoader(dataset, batch_sampler=sampler, collate_fn=allow_empty_batches(dataset))
     model, kappa, lr, key = _mlp(), 1.3, 0.1, "empty-allocation"
     private = PrivateOptimizer(torch.optim.SGD(model.parameters(), lr=lr), model, CROSS_ENTROPY, clip=1.0,
-                               noise_multiplier=kappa, batch_size=1, noise_source=cn.step_normals(0, key),
-                               num_steps=2 * N, neighboring="add_remove", batch_sampler=sampler,
-                               per_example=per_example)
+                               noise_multiplier=kappa, noise_source=cn.step_normals(0, key), num_steps=2 * N,
+                               batch_sampler=sampler, per_example=per_example)
     assert private.accountant.row.accountant == "random_allocation_pld" and private.accountant.n == N
     size = sum(p.numel() for p in model.parameters())
     sizes = []
@@ -82,27 +82,33 @@ def test_empty_batches_add_the_steps_noise_and_step_the_accountant(per_example):
 
 def test_an_optimizer_that_disagrees_with_its_batch_sampler_is_refused():
     model = _mlp()
-    sampler = BatchSampler(N, 2, sampler="random_allocation", num_steps=10, generator=np.random.default_rng(0))
+    sampler = BatchSampler(N, 2, sampler="random_allocation", neighboring="add_remove", num_steps=10,
+                           generator=np.random.default_rng(0))
 
     def make(**overrides):
-        kwargs = dict(clip=1.0, noise_multiplier=1.0, batch_size=2, noise_source=cn.step_normals(0, "b"),
-                      neighboring="add_remove", batch_sampler=sampler, per_example="vmap")
+        kwargs = dict(clip=1.0, noise_multiplier=1.0, noise_source=cn.step_normals(0, "b"), batch_sampler=sampler,
+                      per_example="vmap")
         kwargs.update(overrides)
         return PrivateOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, CROSS_ENTROPY, **kwargs)
 
     with pytest.raises(ValueError, match="sampler='poisson' disagrees with the batch sampler's "
-                                         "sampler='random_allocation'"):
+                                         "sampler='random_allocation'"), pytest.warns(DeprecationWarning):
         make(n=N, sampler="poisson")
-    with pytest.raises(ValueError, match="n=40 disagrees with the batch sampler's n=20"):
+    with pytest.raises(ValueError, match="n=40 disagrees with the batch sampler's n=20"), \
+            pytest.warns(DeprecationWarning):
         make(n=40, sampler="random_allocation")
+    with pytest.raises(ValueError, match="neighboring='zero_out' disagrees with the batch sampler's "
+                                         "neighboring='add_remove'"), pytest.warns(DeprecationWarning):
+        make(neighboring="zero_out")
     with pytest.raises(ValueError, match="batch_size=4 disagrees with the batch sampler's batch_size=2"):
         make(batch_size=4)
-    with pytest.raises(ValueError, match="give neighboring too"):
-        make(neighboring=None)
+    unrelated = BatchSampler(N, 2, sampler="random_allocation", num_steps=10, generator=np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"BatchSampler\(\.\.\., neighboring="):
+        make(batch_sampler=unrelated)
     with pytest.raises(TypeError, match="batch_sampler must be a privdyn.torch.BatchSampler"):
         make(batch_sampler=torch.utils.data.BatchSampler(range(N), 2, drop_last=False))
-    bound = make(n=N, sampler="random_allocation")
-    assert (bound.accountant.sampler, bound.accountant.n) == ("random_allocation", N)
+    bound = make()
+    assert (bound.accountant.sampler, bound.accountant.n, bound.batch_size) == ("random_allocation", N, 2)
 
 
 @pytest.mark.parametrize(("strategy", "neighboring", "reason"), [
@@ -111,16 +117,16 @@ def test_an_optimizer_that_disagrees_with_its_batch_sampler_is_refused():
     (cn.Independent(), "replace_one", "relation_not_covered"),
 ])
 def test_what_the_allow_list_refuses_is_refused_before_training(strategy, neighboring, reason):
+    sampler = BatchSampler(N, 2, sampler="random_allocation", neighboring=neighboring, num_steps=10,
+                           generator=np.random.default_rng(0))
     with pytest.raises(accounting.NotAccountableError, match="sampler='random_allocation'") as refused:
-        DPSGDAccountant(strategy, sampler="random_allocation", neighboring=neighboring, n=N, batch_size=2,
-                        noise_multiplier=1.0)
+        DPSGDAccountant(strategy, sampler, noise_multiplier=1.0)
     assert refused.value.reason == reason
     model = _mlp()
-    sampler = BatchSampler(N, 2, sampler="random_allocation", num_steps=10, generator=np.random.default_rng(0))
     with pytest.raises(accounting.NotAccountableError, match="sampler='random_allocation'"):
         PrivateOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, CROSS_ENTROPY, clip=1.0,
-                         noise_multiplier=1.0, batch_size=2, strategy=strategy, noise_source=cn.step_normals(0, "r"),
-                         num_steps=10, neighboring=neighboring, batch_sampler=sampler, per_example="vmap")
+                         noise_multiplier=1.0, strategy=strategy, noise_source=cn.step_normals(0, "r"),
+                         num_steps=10, batch_sampler=sampler, per_example="vmap")
 
 
 @pytest.mark.filterwarnings("ignore:Full backward hook is firing")
@@ -129,10 +135,11 @@ def test_privacy_engine_trains_random_allocation_epochs_through_empty_batches():
     from privdyn.torch import PrivacyEngine, SemanticsWarning
 
     x, y = _data()
-    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=1)
+    sampler = BatchSampler(N, 1, sampler="random_allocation", neighboring="add_remove", num_steps=N,
+                           generator=np.random.default_rng(2))
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_sampler=sampler)
     model = _mlp()
-    engine = PrivacyEngine(sampler="random_allocation", neighboring="add_remove",
-                           noise_source=cn.step_normals(0, "engine"), sampling_generator=np.random.default_rng(2))
+    engine = PrivacyEngine(noise_source=cn.step_normals(0, "engine"))
     model, optimizer, private_loader = engine.make_private(module=model,
                                                            optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
                                                            data_loader=loader, noise_multiplier=1.0,
@@ -150,8 +157,10 @@ def test_privacy_engine_trains_random_allocation_epochs_through_empty_batches():
         epsilon = engine.get_epsilon(DELTA)
     assert epsilon == float(random_allocation.epsilon(1.0, steps_per_epoch=N, num_epochs=2, delta=DELTA,
                                                       neighboring="add_remove").value)
+    assert private_loader.batch_sampler is sampler is engine.accountant.batch_sampler  # one sampler object
     dropping = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=3, drop_last=True)
-    with pytest.raises(ValueError, match=r"ceil\(n / batch_size\) = 7 steps .* len\(data_loader\) = 6"):
+    with pytest.raises(ValueError, match=r"ceil\(n / batch_size\) = 7 steps .* len\(data_loader\) = 6"), \
+            pytest.warns(DeprecationWarning, match="'sampler' is deprecated"):
         PrivacyEngine(sampler="random_allocation").make_private(
             module=_mlp(), optimizer=torch.optim.SGD(model.parameters(), lr=0.1), data_loader=dropping,
             noise_multiplier=1.0, max_grad_norm=1.0, epochs=1)
@@ -162,10 +171,10 @@ def test_cyclic_poisson_optimizer_with_another_band_count_is_refused():
     """The optimizer's strategy implies a number of cyclic-Poisson parts; a batch sampler built for another is
     refused."""
     model = _mlp()
-    sampler = BatchSampler(N, 2, sampler="cyclic_poisson", num_steps=10, generator=np.random.default_rng(0),
-                           strategy=cn.Toeplitz([1.0, 0.5]))
+    sampler = BatchSampler(N, 2, sampler="cyclic_poisson", neighboring="add_remove", num_steps=10,
+                           generator=np.random.default_rng(0), strategy=cn.Toeplitz([1.0, 0.5]))
     with pytest.raises(ValueError, match="num_partitions=2"):
         PrivateOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, CROSS_ENTROPY, clip=1.0,
-                         noise_multiplier=1.0, batch_size=2, strategy=cn.Toeplitz([1.0, 0.5, 0.25]),
-                         noise_source=cn.step_normals(0, "c"), num_steps=10, neighboring="add_remove",
-                         batch_sampler=sampler, per_example="vmap")
+                         noise_multiplier=1.0, strategy=cn.Toeplitz([1.0, 0.5, 0.25]),
+                         noise_source=cn.step_normals(0, "c"), num_steps=10, batch_sampler=sampler,
+                         per_example="vmap")

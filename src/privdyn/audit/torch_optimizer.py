@@ -53,9 +53,10 @@ its default source kind (device normals, seeded) on a block of runs (``nn.Linear
 C (y - b) / kappa must be i.i.d. N(0, I_T) (kappa nominal, C the strategy's encoder): every block's releases are
 tested against that law (:mod:`privdyn.audit.law`).
 
-The reported epsilon is what the optimizer's accountant reports: a PrivateOptimizer bound to
-:class:`~privdyn.torch.DPSGDAccountant` (n, sampler, neighbouring relation) takes the row's ``num_steps`` steps on
-the canary and answers ``privacy_spent(delta)``. torch is imported inside the methods, so ``import privdyn.audit``
+The reported epsilon is what the optimizer's accountant reports: a PrivateOptimizer bound, through the run's
+:class:`~privdyn.torch.BatchSampler` (n, batch size, sampler, neighbouring relation), to its
+:class:`~privdyn.torch.DPSGDAccountant` takes the row's ``num_steps`` steps on the canary and answers
+``privacy_spent(delta)``. torch is imported inside the methods, so ``import privdyn.audit``
 never imports it; without PyTorch a row raises the ImportError of :mod:`privdyn.torch`, which names the extra.
 """
 
@@ -180,16 +181,18 @@ class TorchOptimizerCanary(Mechanism):
 
     def _optimizer(self, runs: int, noise_source: Any, *, noise_multiplier: float, account: bool = False,
                    single: bool = False, batch_sampler: Any = None) -> Any:
-        """A PrivateOptimizer over a block of ``runs`` runs (bound to its accountant if ``account``, and checked
-        against ``batch_sampler`` if given)."""
+        """A PrivateOptimizer over a block of ``runs`` runs (bound to its accountant through ``batch_sampler``, the
+        run's :meth:`_batch_sampler`, if ``account``)."""
         _require_torch_extra()
         import torch
 
         from privdyn.torch import PrivateOptimizer
 
         module = _canary_columns(runs, single)
-        bound: dict[str, Any] = ({"n": self.n, "sampler": self.sampler, "neighboring": self.neighboring,
-                                  "batch_sampler": batch_sampler} if account else {})
+        if account and batch_sampler is None:
+            raise ValueError("account=True binds the optimizer to its accountant through the run's batch sampler; "
+                             "got batch_sampler=None.")
+        bound: dict[str, Any] = {"batch_sampler": batch_sampler} if account else {}
         return PrivateOptimizer(torch.optim.SGD(module.parameters(), lr=self.learning_rate), module, clip=self.clip,
                                 noise_multiplier=noise_multiplier, batch_size=self.batch_size,
                                 strategy=self._strategy(), noise_source=noise_source, num_steps=self.num_steps,
@@ -200,11 +203,12 @@ class TorchOptimizerCanary(Mechanism):
         return self.num_steps
 
     def _batch_sampler(self, generator: np.random.Generator, runs: int) -> Any:
-        """The block's :class:`~privdyn.torch.BatchSampler`: :meth:`_draws_per_run` batches per run, one pass."""
+        """The block's :class:`~privdyn.torch.BatchSampler`: :meth:`_draws_per_run` batches per run, one pass (with
+        the row's neighbouring relation, for the accountant it binds)."""
         from privdyn.torch import BatchSampler
 
         return BatchSampler(self.n, self.batch_size, sampler=self.sampler, num_steps=self._draws_per_run() * runs,
-                            generator=generator)
+                            neighboring=self.neighboring, generator=generator)
 
     def _batches(self, generator: np.random.Generator, runs: int) -> Any:
         return iter(self._batch_sampler(generator, runs))

@@ -11,8 +11,11 @@ An optional extra (``pip install "privdyn[torch]"``); ``import privdyn`` never i
   optimizer; :class:`PrivacyEngine` and :class:`DPOptimizer` for Opacus scripts (Opacus' semantics by default;
   :class:`SemanticsWarning` names any other with each epsilon); both train data-parallel under
   ``DistributedDataParallel`` (:mod:`privdyn.torch.distributed`).
-* :class:`BatchSampler` and :class:`DPSGDAccountant`: the participation the accountant assumes, and the accountant;
-  :func:`allow_empty_batches` lets a data loader yield Poisson sampling's empty batches.
+* :class:`BatchSampler` and :class:`DPSGDAccountant`: the participation the accountant assumes, and the accountant.
+  One batch sampler is both the data loader's ``batch_sampler`` and the one description (sampler kind, ``n``, batch
+  size, neighbouring relation) that the optimizer, the accountant and the engine read; the accountant's checkpoint
+  records the mechanism and refuses to load into another. :func:`allow_empty_batches` lets a data loader yield
+  Poisson sampling's empty batches.
 * :class:`KAN`: the kan paper's two-layer KAN with closed-form rank-one per-example gradients.
 """
 

@@ -408,19 +408,21 @@ class TorchNoiseStream:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Resume from :meth:`state_dict`: the next :meth:`next` continues the checkpointed run bit for bit.
 
-        The stream must have been built with the same strategy, shape, scale, dtype, regeneration and chunk size and
-        the same kind of source; a counter-based source takes the checkpoint's key (a secure key is restored), a
-        torch.Generator takes the checkpoint's generator state.
+        The stream must have been built with the same strategy, shape, scale, dtype, regeneration and chunk size
+        (a ``ValueError`` names every one that differs, with both values) and the same kind of source; a
+        counter-based source takes the checkpoint's key (a secure key is restored), a torch.Generator takes the
+        checkpoint's generator state.
         """
         if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
             raise ValueError(f"state must be a dict from TorchNoiseStream.state_dict (format {STATE_FORMAT!r}).")
         expected = {"strategy": repr(self.strategy), "shape": list(self.shape), "scale": self.scale,
                     "num_steps": self.num_steps, "regenerate": self.regenerate, "chunk_size": self.chunk_size,
                     "dtype": str(self.dtype)}
-        for name, value in expected.items():
-            if state.get(name) != value:
-                raise ValueError(f"the checkpoint was made with {name}={state.get(name)!r}; this stream has "
-                                 f"{name}={value!r}.")
+        differ = [f"{name}: checkpoint {state.get(name)!r}, this stream {value!r}"
+                  for name, value in expected.items() if state.get(name) != value]
+        if differ:
+            raise ValueError("the checkpoint was made for another noise than this stream's (" + "; ".join(differ)
+                             + ").")
         source = state["source"]
         kind = ("torch.Generator" if isinstance(self.source, torch.Generator)
                 else "DeviceNormals" if isinstance(self.source, DeviceNormals) else "StepNormals")

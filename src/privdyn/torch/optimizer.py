@@ -33,10 +33,10 @@ from torch import nn
 from privdyn import _check
 from privdyn.privacy.correlated import Independent, Strategy
 from privdyn.privacy.labels import PrivacyLoss
-from privdyn.torch.accountant import DPSGDAccountant, calibrate_noise_multiplier
+from privdyn.torch.accountant import DPSGDAccountant, calibrate_participation
 from privdyn.torch.distributed import broadcast_source, is_data_parallel, sum_across_ranks, unwrap
 from privdyn.torch.noise import Source, TorchNoiseStream, noise_stream, secure_source
-from privdyn.torch.sampler import BatchSampler
+from privdyn.torch.sampler import BatchSampler, Participation, resolve_participation
 
 if TYPE_CHECKING:
     from torch.distributed import ProcessGroup
@@ -192,12 +192,14 @@ def _clip_and_sum(per_example: list[torch.Tensor], clip: float) -> list[torch.Te
 class PrivateOptimizer:
     """DP-SGD with correlated noise around any torch optimizer (see the module docstring).
 
-    Typical use, with privdyn's sampler as the data loader::
+    Typical use: one :class:`~privdyn.torch.BatchSampler` draws the data loader's batches and describes them to the
+    optimizer's accountant::
 
-        private = PrivateOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, loss_fn,
-                                   clip=1.0, noise_multiplier=1.0, batch_size=B, strategy=LambdaCGD(0.5),
-                                   n=n, sampler="poisson", neighboring="add_remove", num_steps=T)
-        for x, y in loader:          # DataLoader(dataset, batch_sampler=BatchSampler(n, B, sampler="poisson", ...))
+        batches = BatchSampler(n, B, sampler="poisson", neighboring="add_remove", num_steps=T)
+        loader = DataLoader(dataset, batch_sampler=batches, collate_fn=allow_empty_batches(dataset))
+        private = PrivateOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, loss_fn, clip=1.0,
+                                   noise_multiplier=1.0, strategy=LambdaCGD(0.5), batch_sampler=batches, num_steps=T)
+        for x, y in loader:
             private.step(x, y)
         private.privacy_spent(delta=1e-5)
 
@@ -208,7 +210,8 @@ class PrivateOptimizer:
             ``functools.partial(torch.nn.functional.cross_entropy, reduction="none")``); unused by the closed form.
         clip: per-example clipping threshold (> 0, finite).
         noise_multiplier: kappa >= 0: noise std ``clip * kappa`` on the sum of clipped gradients.
-        batch_size: the (expected) batch size dividing the sum.
+        batch_size: the (expected) batch size dividing the sum; default (and, if given, it must be) the batch
+            sampler's. Required without a batch sampler.
         strategy: the noise strategy (default :class:`~privdyn.privacy.correlated.Independent`).
         noise_source: the normals: :func:`~privdyn.torch.secure_source` by default (device-native
             :class:`~privdyn.torch.DeviceNormals` keyed from OS entropy); a seeded
@@ -217,11 +220,14 @@ class PrivateOptimizer:
         num_steps: the horizon (required by the square-root strategy and for a planned accounting).
         regenerate: regenerate past normals instead of buffering them (strategies that support it).
         per_example: one of :data:`PER_EXAMPLE`.
-        n, sampler, neighboring: give all three to bind the run to privdyn's accountant (refused at construction if
-            not on the allow-list); ``delta`` with ``num_steps`` also accounts the planned run up front.
-        batch_sampler: the run's :class:`~privdyn.torch.BatchSampler`, to bind the accountant to the batches the data
-            loader draws: ``n`` and ``sampler`` default to its own, and a ``sampler``, ``n`` or ``batch_size`` that
-            disagrees with it raises (``neighboring`` is then required).
+        batch_sampler: the run's :class:`~privdyn.torch.BatchSampler`, the object the data loader draws its batches
+            from: it binds the run to privdyn's accountant (:attr:`accountant`), which takes the sampler kind, ``n``,
+            the batch size and the neighbouring relation from it (refused at construction if not on the allow-list);
+            ``delta`` with ``num_steps`` also accounts the planned run up front. Without it the optimizer has no
+            accountant.
+        n, sampler, neighboring: deprecated (one release): the participation as loose values (all three, in place
+            of ``batch_sampler``; ``neighboring`` also completes a batch sampler built without one). A value given
+            with ``batch_sampler`` that disagrees with it raises a ``ValueError`` naming both.
         distributed: data-parallel training (:mod:`privdyn.torch.distributed`): each rank clips its own examples,
             the clipped sums are summed across ranks and the same noise (rank 0's key) is added on every rank;
             ``batch_size`` and ``n`` are then those of all ranks together. Default: whether ``module`` is wrapped in
@@ -233,7 +239,8 @@ class PrivateOptimizer:
     """The calibrated noise multiplier, with its label, on an optimizer built by :meth:`with_epsilon`."""
 
     def __init__(self, optimizer: torch.optim.Optimizer, module: nn.Module, loss_fn: LossFn | None = None, *,
-                 clip: float, noise_multiplier: float, batch_size: int, strategy: Strategy | None = None,
+                 clip: float, noise_multiplier: float, batch_size: int | None = None,
+                 strategy: Strategy | None = None,
                  noise_source: Source | None = None,
                  num_steps: int | None = None, regenerate: bool = False,
                  per_example: str = "auto", n: int | None = None, sampler: str | None = None,
@@ -244,33 +251,28 @@ class PrivateOptimizer:
         self.distributed = is_data_parallel(module) if distributed is None else bool(distributed)
         self.process_group = process_group
         module = unwrap(module)
-        validate_private_args(clip=clip, noise_multiplier=noise_multiplier, batch_size=batch_size, n=n,
-                              num_steps=num_steps)
-        _check.one_of(PER_EXAMPLE, per_example=per_example)
         strategy = Independent() if strategy is None else strategy
         if not isinstance(strategy, Strategy):
             raise TypeError(f"strategy must be a privdyn.privacy.correlated.Strategy; got {type(strategy).__name__}.")
+        participation = self._participation(batch_sampler, n=n, batch_size=batch_size, sampler=sampler,
+                                            neighboring=neighboring, strategy=strategy)
+        if batch_size is None:
+            if participation is None:
+                raise ValueError("give batch_sampler (a privdyn.torch.BatchSampler), or batch_size for an optimizer "
+                                 "with no accountant; got neither.")
+            batch_size = participation.batch_size
+        validate_private_args(clip=clip, noise_multiplier=noise_multiplier, batch_size=batch_size,
+                              n=None if participation is None else participation.n, num_steps=num_steps)
+        _check.one_of(PER_EXAMPLE, per_example=per_example)
         self.params = flat_parameters(optimizer, module)
         self.optimizer, self.module = optimizer, module
         self.clip, self.noise_multiplier, self.batch_size = float(clip), float(noise_multiplier), int(batch_size)
         self.strategy = strategy
         self.num_steps = None if num_steps is None else int(num_steps)
-        if batch_sampler is not None:
-            if not isinstance(batch_sampler, BatchSampler):
-                raise TypeError(f"batch_sampler must be a privdyn.torch.BatchSampler; got "
-                                f"{type(batch_sampler).__name__}.")
-            batch_sampler.check_run(n=n, batch_size=self.batch_size, sampler=sampler, strategy=strategy)
-            if neighboring is None:
-                raise ValueError("batch_sampler binds the run to privdyn's accountant: give neighboring too "
-                                 "('add_remove', 'zero_out' or 'replace_one'); got neighboring=None.")
-            n, sampler = batch_sampler.n, batch_sampler.sampler
-        bound = (n, sampler, neighboring)
-        if any(v is not None for v in bound) and any(v is None for v in bound):
-            raise ValueError("give n, sampler and neighboring together to bind the run to an accountant; got "
-                             f"n={n!r}, sampler={sampler!r}, neighboring={neighboring!r}.")
-        self.accountant = None if n is None else DPSGDAccountant(
-            strategy, sampler=str(sampler), neighboring=str(neighboring), n=int(n), batch_size=self.batch_size,
-            noise_multiplier=self.noise_multiplier, num_steps=self.num_steps, delta=delta)
+        self.batch_sampler = batch_sampler
+        self.accountant = None if participation is None else DPSGDAccountant._from_participation(
+            strategy, participation, noise_multiplier=self.noise_multiplier, num_steps=self.num_steps, delta=delta,
+            batch_sampler=batch_sampler)
         self.noise: TorchNoiseStream | None = None
         if self.noise_multiplier > 0:
             noise_source = secure_source() if noise_source is None else noise_source
@@ -282,6 +284,16 @@ class PrivateOptimizer:
                                       device=self.params[0].device, dtype=self.params[0].dtype)
         self.engine = self._engine(per_example, loss_fn)
         self.steps = 0
+
+    @staticmethod
+    def _participation(batch_sampler: BatchSampler | None, *, n: int | None, batch_size: int | None,
+                       sampler: str | None, neighboring: str | None, strategy: Strategy,
+                       stacklevel: int = 5) -> Participation | None:
+        """The accounted participation (None: no accountant): the batch sampler's, or the deprecated strings'."""
+        if batch_sampler is None and n is None and sampler is None and neighboring is None:
+            return None
+        return resolve_participation("PrivateOptimizer", batch_sampler, n=n, batch_size=batch_size, sampler=sampler,
+                                     neighboring=neighboring, strategy=strategy, stacklevel=stacklevel)
 
     def _engine(self, per_example: str, loss_fn: LossFn | None) -> _ClosedForm | _Vmap | _Opacus:
         if per_example == "auto":
@@ -303,18 +315,28 @@ class PrivateOptimizer:
 
     @classmethod
     def with_epsilon(cls, optimizer: torch.optim.Optimizer, module: nn.Module, loss_fn: LossFn | None = None, *,
-                     epsilon: float, delta: float, clip: float, batch_size: int, n: int, num_steps: int,
-                     sampler: str, neighboring: str, strategy: Strategy | None = None, rtol: float = 1e-4,
-                     **kwargs: Any) -> PrivateOptimizer:
-        """A :class:`PrivateOptimizer` whose ``noise_multiplier`` is calibrated so that ``num_steps`` steps are
-        ``(epsilon, delta)``-DP under the given sampler and relation (``make_private_with_epsilon``), within ``rtol``
-        of the smallest such multiplier (:func:`~privdyn.torch.accountant.calibrate_noise_multiplier`)."""
+                     epsilon: float, delta: float, clip: float, num_steps: int,
+                     batch_sampler: BatchSampler | None = None, strategy: Strategy | None = None,
+                     rtol: float = 1e-4, batch_size: int | None = None, n: int | None = None,
+                     sampler: str | None = None, neighboring: str | None = None, **kwargs: Any) -> PrivateOptimizer:
+        """A :class:`PrivateOptimizer` whose ``noise_multiplier`` is calibrated so that ``num_steps`` steps over
+        ``batch_sampler``'s participation are ``(epsilon, delta)``-DP (``make_private_with_epsilon``), within
+        ``rtol`` of the smallest such multiplier (:func:`~privdyn.torch.accountant.calibrate_noise_multiplier`).
+        ``n``, ``sampler`` and ``neighboring`` are deprecated, as in the constructor."""
         strategy = Independent() if strategy is None else strategy
-        kappa = calibrate_noise_multiplier(strategy, epsilon=epsilon, delta=delta, n=n, batch_size=batch_size,
-                                           num_steps=num_steps, sampler=sampler, neighboring=neighboring, rtol=rtol)
-        private = cls(optimizer, module, loss_fn, clip=clip, noise_multiplier=float(kappa), batch_size=batch_size,
-                      strategy=strategy, num_steps=num_steps, n=n, sampler=sampler, neighboring=neighboring,
-                      delta=delta, **kwargs)
+        participation = cls._participation(batch_sampler, n=n, batch_size=batch_size, sampler=sampler,
+                                           neighboring=neighboring, strategy=strategy)
+        if participation is None:
+            raise ValueError("with_epsilon calibrates for the batch sampler's participation: give batch_sampler (a "
+                             "privdyn.torch.BatchSampler); got none.")
+        kappa = calibrate_participation(strategy, participation, epsilon=epsilon, delta=delta, num_steps=num_steps,
+                                        rtol=rtol)
+        with warnings.catch_warnings():  # the deprecated arguments have been warned of once, above
+            warnings.simplefilter("ignore", DeprecationWarning)
+            private = cls(optimizer, module, loss_fn, clip=clip, noise_multiplier=float(kappa),
+                          batch_size=participation.batch_size, strategy=strategy, num_steps=num_steps, n=n,
+                          sampler=sampler, neighboring=neighboring, delta=delta, batch_sampler=batch_sampler,
+                          **kwargs)
         private.calibration = kappa
         return private
 
@@ -352,25 +374,44 @@ class PrivateOptimizer:
     def privacy_spent(self, delta: float) -> PrivacyLoss:
         """``epsilon`` of the steps taken so far (guarantee label and neighbouring relation in the result)."""
         if self.accountant is None:
-            raise ValueError("this optimizer is not bound to an accountant: pass n, sampler and neighboring.")
+            raise ValueError("this optimizer is not bound to an accountant: pass batch_sampler (a "
+                             "privdyn.torch.BatchSampler with its neighbouring relation).")
         return self.accountant.privacy_spent(delta)
 
     def state_dict(self) -> dict[str, Any]:
         """The optimizer's, the noise stream's and the accountant's states (see
-        :meth:`privdyn.torch.TorchNoiseStream.state_dict` for ``holds_secret``)."""
+        :meth:`privdyn.torch.TorchNoiseStream.state_dict` for ``holds_secret``; the accountant's records its
+        mechanism, :meth:`privdyn.torch.DPSGDAccountant.state_dict`)."""
         return {"optimizer": self.optimizer.state_dict(), "steps": self.steps,
                 "noise": None if self.noise is None else self.noise.state_dict(),
                 "accountant": None if self.accountant is None else self.accountant.state_dict(),
                 "holds_secret": bool(self.noise is not None and self.noise.holds_secret)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.optimizer.load_state_dict(state["optimizer"])
+        """Resume from :meth:`state_dict`. The noise stream refuses another strategy, scale or source, and the
+        accountant a checkpoint of another mechanism (:meth:`privdyn.torch.DPSGDAccountant.load_state_dict`); a
+        refused checkpoint leaves the accountant's step count as it was.
+
+        Raises:
+            ValueError: as above; or this optimizer has an accountant and the checkpoint none (its steps were taken
+                unaccounted, and resuming would report the privacy of the steps after it alone).
+        """
         if (state["noise"] is None) != (self.noise is None):
             raise ValueError("the checkpoint's noise does not match this optimizer's (one has noise, one not).")
-        if self.noise is not None:
-            self.noise.load_state_dict(state["noise"])
-        if self.accountant is not None and state["accountant"] is not None:
-            self.accountant.load_state_dict(state["accountant"])
+        if self.accountant is not None and state.get("accountant") is None:
+            raise ValueError("the checkpoint has no accountant state (it was saved by an optimizer with no "
+                             "batch_sampler): its steps cannot be accounted by this optimizer's accountant.")
+        counted = None if self.accountant is None else self.accountant.steps
+        try:
+            if self.accountant is not None:
+                self.accountant.load_state_dict(state["accountant"])
+            if self.noise is not None:
+                self.noise.load_state_dict(state["noise"])
+        except Exception:
+            if self.accountant is not None and counted is not None:
+                self.accountant.steps = counted
+            raise
+        self.optimizer.load_state_dict(state["optimizer"])
         self.steps = int(state["steps"])
 
     def __repr__(self) -> str:

@@ -6,23 +6,34 @@ indices, independently at every step; or Poisson sampling with rate ``batch_size
 called balls-in-bins: every record in exactly one of the ``ceil(n / batch_size)`` steps of each epoch, chosen
 uniformly and independently of the other records; or cyclic Poisson over as many parts as the noise encoder has bands;
 or shuffled epochs), for ``DataLoader(dataset, batch_sampler=...)``. Which (noise, sampler, neighbouring relation) can
-be accounted is decided by :mod:`privdyn.privacy.accounting` alone (:class:`privdyn.torch.DPSGDAccountant`), not here;
-:meth:`BatchSampler.check_run` refuses an optimizer whose sampler, sizes or (under cyclic Poisson) parts are not the
-sampler's.
+be accounted is decided by :mod:`privdyn.privacy.accounting` alone (:class:`privdyn.torch.DPSGDAccountant`), not here.
+
+The batch sampler is the one description of a run's participation: :class:`~privdyn.torch.PrivateOptimizer`,
+:class:`~privdyn.torch.DPSGDAccountant` and :class:`~privdyn.torch.PrivacyEngine` take the sampler kind, ``n``, the
+batch size (hence the rate ``batch_size / n``) and the neighbouring relation from the very object the data loader
+draws its batches from (:func:`resolve_participation`). The string arguments they took before still work for one
+release, with a :class:`DeprecationWarning`; one that disagrees with the batch sampler is refused
+(:meth:`BatchSampler.check_run`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from privdyn import _check
+from privdyn._deprecation import deprecated_arguments
 from privdyn.algorithms.dpsgd import SAMPLERS, sample_batches
 from privdyn.privacy.correlated import Strategy
+from privdyn.privacy.labels import NeighboringRelation
 
-__all__ = ["BatchSampler", "allow_empty_batches"]
+__all__ = ["NEIGHBORING", "BatchSampler", "Participation", "allow_empty_batches", "resolve_participation"]
+
+NEIGHBORING = tuple(relation.value for relation in NeighboringRelation)
+"""The neighbouring relations a run can be accounted under."""
 
 
 class BatchSampler(torch.utils.data.Sampler[list[int]]):
@@ -37,8 +48,12 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
             accountant assumes every record joins exactly one step of each run of ``ceil(n / batch_size)``
             consecutive steps, which a pass that stopped mid-epoch would break if the sampler were rebuilt for the
             next pass.
-        generator: the :class:`numpy.random.Generator` of the batches. Batches from a known seed are not private:
-            in deployment use ``numpy.random.default_rng()`` (OS entropy).
+        neighboring: the neighbouring relation the run is accounted under (one of :data:`NEIGHBORING`:
+            ``"add_remove"``, ``"zero_out"`` or ``"replace_one"``). Not used to draw the batches: it completes the
+            description of the participation that an optimizer, accountant or engine bound to this sampler reads, and
+            those require it (the :class:`~privdyn.torch.PrivacyEngine` defaults to Opacus' ``"add_remove"``).
+        generator: the :class:`numpy.random.Generator` of the batches (default: ``numpy.random.default_rng()``, OS
+            entropy). Batches from a known seed are not private: in deployment keep the default.
         strategy: the run's noise strategy; required by ``"cyclic_poisson"``, whose number of parts is its encoder's
             band count (:func:`privdyn.privacy.cyclic_poisson.num_partitions`, the ``b`` the accountant uses; a
             dense encoder is refused), unused by the other samplers. Give the optimizer the same strategy.
@@ -49,14 +64,19 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
     step for an empty batch, as the accountant assumes.
     """
 
-    def __init__(self, n: int, batch_size: int, *, sampler: str, num_steps: int,
-                 generator: np.random.Generator, strategy: Strategy | None = None) -> None:
+    def __init__(self, n: int, batch_size: int, *, sampler: str, num_steps: int, neighboring: str | None = None,
+                 generator: np.random.Generator | None = None, strategy: Strategy | None = None) -> None:
         _check.one_of(SAMPLERS, sampler=sampler)
+        if neighboring is not None:
+            _check.one_of(NEIGHBORING, neighboring=neighboring)
         _check.integer(minimum=1, n=n, batch_size=batch_size, num_steps=num_steps)
+        if generator is not None and not isinstance(generator, np.random.Generator):
+            raise TypeError(f"generator must be a numpy.random.Generator or None; got {type(generator).__name__}.")
         if int(batch_size) > int(n):
             raise ValueError(f"batch_size must be <= n={int(n)} (the number of training examples); "
                              f"got batch_size={batch_size}.")
         self.n, self.batch_size, self.sampler, self.num_steps = int(n), int(batch_size), sampler, int(num_steps)
+        self.neighboring = None if neighboring is None else str(NeighboringRelation(neighboring).value)
         if sampler == "random_allocation" and self.num_steps % self.steps_per_epoch:
             raise ValueError(f"num_steps must be a multiple of the {self.steps_per_epoch} steps of an allocation epoch "
                              f"(ceil(n / batch_size)) under sampler='random_allocation', so that every pass is whole "
@@ -69,7 +89,8 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
             from privdyn.privacy.cyclic_poisson import num_partitions
 
             self.num_partitions = num_partitions(strategy)
-        self._batches = sample_batches(sampler, n=self.n, batch_size=self.batch_size, rng=generator,
+        rng = np.random.default_rng() if generator is None else generator
+        self._batches = sample_batches(sampler, n=self.n, batch_size=self.batch_size, rng=rng,
                                        num_partitions=self.num_partitions)
 
     @property
@@ -83,18 +104,20 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
         """``ceil(n / batch_size)``: the steps of a random-allocation epoch (each record joins exactly one)."""
         return -(-self.n // self.batch_size)
 
-    def check_run(self, *, n: int | None, batch_size: int, sampler: str | None,
-                  strategy: Strategy | None = None) -> None:
+    def check_run(self, *, n: int | None = None, batch_size: int | None = None, sampler: str | None = None,
+                  neighboring: str | None = None, strategy: Strategy | None = None) -> None:
         """Refuse a run accounted for another participation than this sampler's.
 
         Raises:
-            ValueError: ``sampler``, ``n`` or ``batch_size`` (the optimizer's, hence its accountant's) is not this
-                sampler's; None means "not given" and is not compared. Under cyclic Poisson, also the number of
-                parts the optimizer's ``strategy`` implies (its encoder's band count), when a strategy is given.
+            ValueError: ``sampler``, ``n``, ``batch_size`` or ``neighboring`` (the optimizer's, hence its
+                accountant's) is not this sampler's, naming both values; None means "not given" and is not compared
+                (nor is ``neighboring`` when this sampler has none). Under cyclic Poisson, also the number of parts
+                the optimizer's ``strategy`` implies (its encoder's band count), when a strategy is given.
         """
         for name, value, own in (("sampler", sampler, self.sampler), ("n", n, self.n),
-                                 ("batch_size", batch_size, self.batch_size)):
-            if value is not None and value != own:
+                                 ("batch_size", batch_size, self.batch_size),
+                                 ("neighboring", neighboring, self.neighboring)):
+            if value is not None and own is not None and value != own:
                 raise ValueError(f"{name}={value!r} disagrees with the batch sampler's {name}={own!r}: the accountant "
                                  f"would account another participation than the one the data loader draws.")
         if self.num_partitions is not None and strategy is not None:
@@ -116,8 +139,76 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
 
     def __repr__(self) -> str:
         parts = "" if self.num_partitions is None else f", num_partitions={self.num_partitions}"
+        relation = "" if self.neighboring is None else f", neighboring={self.neighboring!r}"
         return (f"BatchSampler(n={self.n}, batch_size={self.batch_size}, sampler={self.sampler!r}, "
-                f"num_steps={self.num_steps}{parts})")
+                f"num_steps={self.num_steps}{relation}{parts})")
+
+
+class Participation(NamedTuple):
+    """Who joins which step, as the accountant reads it: the sampler kind, the dataset size, the (expected) batch size
+    and the neighbouring relation."""
+
+    sampler: str
+    n: int
+    batch_size: int
+    neighboring: str
+
+    @property
+    def sampling_prob(self) -> float:
+        """``batch_size / n``."""
+        return self.batch_size / self.n
+
+
+def resolve_participation(owner: str, batch_sampler: BatchSampler | None, *, n: int | None = None,
+                          batch_size: int | None = None, sampler: str | None = None,
+                          neighboring: str | None = None, strategy: Strategy | None = None,
+                          stacklevel: int = 4) -> Participation:
+    """The participation of a run, from its batch sampler (the one description) or, deprecated, from strings.
+
+    ``batch_size`` is not deprecated (it is also the divisor of a private step); ``sampler``, ``n`` and
+    ``neighboring`` are, and warn (a :class:`DeprecationWarning` naming ``owner``) when given. With a batch sampler,
+    every value given must be the sampler's (:meth:`BatchSampler.check_run`: a ``ValueError`` naming both values),
+    and the neighbouring relation is the sampler's, or the deprecated ``neighboring`` when the sampler has none.
+
+    Raises:
+        TypeError: ``batch_sampler`` is not a :class:`BatchSampler`.
+        ValueError: a disagreement with the batch sampler; no neighbouring relation; without a batch sampler, a
+            missing ``sampler``, ``n``, ``batch_size`` or ``neighboring``, or a value out of its range.
+    """
+    if batch_sampler is not None:
+        if not isinstance(batch_sampler, BatchSampler):
+            raise TypeError(f"batch_sampler must be a privdyn.torch.BatchSampler; got {type(batch_sampler).__name__}.")
+        given = [name for name, value in (("n", n), ("sampler", sampler), ("neighboring", neighboring))
+                 if value is not None]
+        if given:
+            deprecated_arguments(owner, given, "the batch sampler carries them (BatchSampler(n, batch_size, "
+                                 "sampler=..., neighboring=...)); omit them here", stacklevel=stacklevel)
+        batch_sampler.check_run(n=n, batch_size=batch_size, sampler=sampler, neighboring=neighboring,
+                                strategy=strategy)
+        relation = batch_sampler.neighboring if batch_sampler.neighboring is not None else neighboring
+        if relation is None:
+            raise ValueError(f"{owner}: the batch sampler binds the run to privdyn's accountant, which needs its "
+                             "neighbouring relation: build it with BatchSampler(..., neighboring='add_remove', "
+                             "'zero_out' or 'replace_one'); got neighboring=None.")
+        _check.one_of(NEIGHBORING, neighboring=relation)
+        return Participation(batch_sampler.sampler, batch_sampler.n, batch_sampler.batch_size, str(relation))
+    given = [name for name, value in (("n", n), ("sampler", sampler), ("neighboring", neighboring))
+             if value is not None]
+    if given:
+        deprecated_arguments(owner, given, "pass batch_sampler=BatchSampler(n, batch_size, sampler=..., "
+                             "neighboring=..., num_steps=...), the object the data loader draws its batches from",
+                             stacklevel=stacklevel)
+    if sampler is None or n is None or batch_size is None or neighboring is None:
+        raise ValueError(f"{owner}: give batch_sampler (a privdyn.torch.BatchSampler) to bind the run to an "
+                         f"accountant; got batch_sampler=None, n={n!r}, batch_size={batch_size!r}, "
+                         f"sampler={sampler!r}, neighboring={neighboring!r}.")
+    _check.one_of(SAMPLERS, sampler=sampler)
+    _check.one_of(NEIGHBORING, neighboring=neighboring)
+    _check.integer(minimum=1, n=n, batch_size=batch_size)
+    if int(batch_size) > int(n):
+        raise ValueError(f"batch_size must be <= n={int(n)} (the number of training examples); "
+                         f"got batch_size={batch_size}.")
+    return Participation(str(sampler), int(n), int(batch_size), str(neighboring))
 
 
 def allow_empty_batches(dataset: Sequence[object],
