@@ -59,7 +59,7 @@ import numpy as np
 from scipy import optimize, special
 
 from privdyn import _check
-from privdyn.privacy.correlated.participation import _gram_column_sums, _monotone_non_negative
+from privdyn.privacy.correlated.participation import gram_column_sums, monotone_non_negative
 from privdyn.privacy.correlated.strategies import Strategy
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
 
@@ -140,8 +140,8 @@ def _allocation_bound(c: np.ndarray, steps_per_epoch: int, num_epochs: int) -> _
     squared = (epochs * float(abar[0]) + 2.0 * chain + 2.0 * far) * (1.0 + 4.0 * terms * _UNIT_ROUNDOFF)
     witness = offsets + t * np.arange(epochs)
     route = "one-step-per-epoch dynamic programme over |C^T C| <= A(|u - v|)"
-    if _monotone_non_negative(c):
-        consecutive = _gram_column_sums(c, np.arange(epochs)) * (1.0 + 4.0 * epochs * c.size * _UNIT_ROUNDOFF)
+    if monotone_non_negative(c):
+        consecutive = gram_column_sums(c, np.arange(epochs)) * (1.0 + 4.0 * epochs * c.size * _UNIT_ROUNDOFF)
         if consecutive < squared:
             squared = consecutive
             route = "any E steps (non-negative, non-increasing coefficients: E consecutive steps, exact)"

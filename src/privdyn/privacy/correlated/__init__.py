@@ -33,12 +33,6 @@ neighbours (one record's rows change by at most 1 in L2) and twice that under ``
 from __future__ import annotations
 
 from privdyn.privacy.correlated.participation import (  # noqa: F401 - every name the module had stays importable
-    _gram_column_sums as _gram_column_sums,
-)
-from privdyn.privacy.correlated.participation import (
-    _monotone_non_negative as _monotone_non_negative,
-)
-from privdyn.privacy.correlated.participation import (
     _participations as _participations,
 )
 from privdyn.privacy.correlated.participation import (

@@ -28,7 +28,7 @@ def _participations(num_steps: int, max_participations: Any, min_separation: Any
     return min(k, (num_steps - 1) // b + 1), b
 
 
-def _gram_column_sums(c: np.ndarray, positions: np.ndarray) -> float:
+def gram_column_sums(c: np.ndarray, positions: np.ndarray) -> float:
     """``||C 1_positions||_2^2`` for the lower-triangular Toeplitz C with first column c (O(len(positions) T))."""
     num_steps = c.size
     cy = np.zeros(num_steps)
@@ -37,7 +37,9 @@ def _gram_column_sums(c: np.ndarray, positions: np.ndarray) -> float:
     return float(np.dot(cy, cy))
 
 
-def _monotone_non_negative(c: np.ndarray) -> bool:
+def monotone_non_negative(c: np.ndarray) -> bool:
+    """Whether the encoder's first column is non-negative and non-increasing (then consecutive participations are
+    the worst case)."""
     return bool(np.all(c >= 0.0) and np.all(np.diff(c) <= 0.0))
 
 
@@ -113,8 +115,8 @@ def sensitivity(strategy: Strategy, num_steps: int, *, max_participations: int =
     factor = 2.0 if relation is NeighboringRelation.REPLACE_ONE else 1.0
     c = strategy.encoder_coefficients(num_steps)
     source = f"matrix-mechanism sensitivity of {strategy!r}, num_steps={num_steps}, k={k}, min_separation={b}"
-    if k == 1 or _monotone_non_negative(c):
-        value = math.sqrt(_gram_column_sums(c, np.arange(k) * b))
+    if k == 1 or monotone_non_negative(c):
+        value = math.sqrt(gram_column_sums(c, np.arange(k) * b))
         guarantee = Guarantee.EXACT
     else:
         value = math.sqrt(_separated_bound_squared(c, k, b))
