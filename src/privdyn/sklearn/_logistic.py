@@ -123,22 +123,31 @@ class MultinomialLoss(Loss):
     def dimension(self, data: tuple[np.ndarray, np.ndarray]) -> int:
         return self.classes * int(data[0].shape[1])
 
-    def _residuals(self, theta: np.ndarray, data: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    def _residuals(self, theta: np.ndarray, data: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """softmax(Wz) − e_y for every run and row, shape (runs, n, classes).
+
+        In place on the one array of logits, the operations of ``scipy.special.softmax`` (shift by the maximum,
+        exponentiate, divide by the sum), so the result is the same bit for bit.
+        """
         features, onehot = data
         weights = theta.reshape(theta.shape[0], self.classes, features.shape[1])
-        logits = np.matmul(features[None, :, :], weights.transpose(0, 2, 1))  # (runs, n, classes)
-        return special.softmax(logits, axis=2) - onehot[None, :, :], weights
+        residuals = np.matmul(features[None, :, :], weights.transpose(0, 2, 1))  # the logits, (runs, n, classes)
+        residuals -= np.max(residuals, axis=2, keepdims=True)
+        np.exp(residuals, out=residuals)
+        residuals /= np.sum(residuals, axis=2, keepdims=True)
+        residuals -= onehot[None, :, :]
+        return residuals
 
     def per_example_gradients(self, theta: np.ndarray, data: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         features = data[0]
-        residuals, _ = self._residuals(theta, data)
+        residuals = self._residuals(theta, data)
         outer = residuals[:, :, :, None] * features[None, :, None, :]  # (runs, n, classes, d)
         return outer.reshape(theta.shape[0], features.shape[0], -1) + self.ridge * theta[:, None, :]
 
     def mean_gradient(self, theta: np.ndarray, data: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         features = data[0]
-        residuals, _ = self._residuals(theta, data)
-        gradient = np.matmul(residuals.transpose(0, 2, 1), features[None, :, :]) / features.shape[0]
+        gradient = np.matmul(self._residuals(theta, data).transpose(0, 2, 1), features[None, :, :])
+        gradient /= features.shape[0]
         return gradient.reshape(theta.shape[0], -1) + self.ridge * theta
 
     def value(self, theta: np.ndarray, data: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
