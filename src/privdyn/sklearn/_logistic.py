@@ -22,7 +22,12 @@ private data before the mechanism runs:
    noise scale σ calibrated by Corollary 1 at K to the budget's zCDP. ``ridge="auto"`` lets the planner's bound
    choose λ too (:func:`_choose_ridge`).
 6. **Training**: θ_0 ~ Π_C(N(0, 2σ²/λ I)) (the start Corollary 1 assumes), then K steps of
-   θ ← Π_C(θ − η∇𝓛(θ) + √(2η)σZ) (:func:`privdyn.algorithms.noisy_gd.noisy_gd`); only θ_K is kept.
+   θ ← Π_C(θ − η∇𝓛(θ) + √(2η)σZ) (:func:`privdyn.algorithms.noisy_gd.noisy_gd`); only θ_K is kept. Each step
+   is two matrix-vector products over the rows (the margins Zθ, then Zᵀ times the loss's derivatives), with BLAS
+   pinned to one thread: a multi-threaded BLAS splits the sum over the rows among its threads, which changes the
+   last bits of the gradient with the number of threads (by default the machine's core count), so the same seed
+   would give other coefficients on another machine; and on a busy machine the threads wait on each other
+   (docs/sklearn.md, "Speed").
 7. **Release**: ``coef_`` and ``intercept_`` are θ_K in the original units (post-processing).
 
 **Privacy.** The accountant is the tightest valid last-iterate bound for full-batch noisy GD on this loss:
@@ -48,6 +53,7 @@ from scipy import special
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from privdyn import _check
 from privdyn.algorithms.noisy_gd import Loss
@@ -414,9 +420,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         else:
             loss = MultinomialLoss(classes=classes, ridge=c.ridge)
             data = (rows, np.eye(classes)[labels])
-        theta = noisy_gd(loss, data, num_steps=planned["num_steps"], step_size=planned["step_size"],
-                         noise_scale=planned["noise_scale"], rng=rng, projection=L2Ball(c.radius),
-                         strong_convexity=c.ridge)[0]
+        with threadpool_limits(limits=1, user_api="blas"):  # module docstring, step 6: reproducible and fast
+            theta = noisy_gd(loss, data, num_steps=planned["num_steps"], step_size=planned["step_size"],
+                             noise_scale=planned["noise_scale"], rng=rng, projection=L2Ball(c.radius),
+                             strong_convexity=c.ridge)[0]
         weights = theta.reshape(1 if c.binary else classes, width) / radius
         self.coef_ = np.array(weights[:, :d])
         self.intercept_ = weights[:, d] * intercept_feature if self.fit_intercept else np.zeros(weights.shape[0])
