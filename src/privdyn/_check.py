@@ -110,10 +110,12 @@ def _first_bad(value: Any, bad: np.ndarray) -> Any:
 def finite(**named: Any) -> None:
     """Every value is a finite real number (no NaN, no infinity)."""
     for name, value in named.items():
-        arr = _as_float_array(name, value)
+        # a float array is checked as it is (converting it would copy it; the verdict is the same)
+        arr = value if type(value) is np.ndarray and value.dtype.kind == "f" else _as_float_array(name, value)
+        if np.isfinite(arr).all():
+            continue
         bad = ~np.isfinite(arr)
-        if np.any(bad):
-            raise ValueError(f"{name} must be finite; got {name}={_show(_first_bad(value, bad))}.")
+        raise ValueError(f"{name} must be finite; got {name}={_show(_first_bad(value, bad))}.")
 
 
 def positive(**named: Any) -> None:

@@ -209,3 +209,17 @@ def test_audit_row_runs_the_fit_without_violation() -> None:
                                   max_iter=50, random_state=0).fit(*mechanism("sklearn-dplogisticregression")
                                                                     .datasets()[0])
     assert row.epsilon == fitted.privacy_["epsilon"]
+
+
+def test_the_same_coefficients_whatever_the_number_of_blas_threads() -> None:
+    """The fit pins BLAS to one thread: OpenBLAS splits the gradient's sum over the rows among its threads at this
+    size, which changes its last bits (and, over the steps, the coefficients')."""
+    from threadpoolctl import threadpool_limits
+
+    x, y = _data(n=20_000, d=50)
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads):
+            model = DPLogisticRegression(feature_norm=20.0, random_state=3, max_iter=20).fit(x, y)
+        fits.append(np.concatenate([model.coef_.ravel(), model.intercept_]))
+    np.testing.assert_array_equal(fits[0], fits[1])

@@ -22,7 +22,12 @@ private data before the mechanism runs:
    noise scale σ calibrated by Corollary 1 at K to the budget's zCDP. ``ridge="auto"`` lets the planner's bound
    choose λ too (:func:`_choose_ridge`).
 6. **Training**: θ_0 ~ Π_C(N(0, 2σ²/λ I)) (the start Corollary 1 assumes), then K steps of
-   θ ← Π_C(θ − η∇𝓛(θ) + √(2η)σZ) (:func:`privdyn.algorithms.noisy_gd.noisy_gd`); only θ_K is kept.
+   θ ← Π_C(θ − η∇𝓛(θ) + √(2η)σZ) (:func:`privdyn.algorithms.noisy_gd.noisy_gd`); only θ_K is kept. Each step
+   is two matrix-vector products over the rows (the margins Zθ, then Zᵀ times the loss's derivatives), with BLAS
+   pinned to one thread: a multi-threaded BLAS splits the sum over the rows among its threads, which changes the
+   last bits of the gradient with the number of threads (by default the machine's core count), so the same seed
+   would give other coefficients on another machine; and on a busy machine the threads wait on each other
+   (docs/sklearn.md, "Speed").
 7. **Release**: ``coef_`` and ``intercept_`` are θ_K in the original units (post-processing).
 
 **Privacy.** The accountant is the tightest valid last-iterate bound for full-batch noisy GD on this loss:
@@ -48,6 +53,7 @@ from scipy import special
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import ThreadpoolController
 
 from privdyn import _check
 from privdyn.algorithms.noisy_gd import Loss
@@ -123,22 +129,31 @@ class MultinomialLoss(Loss):
     def dimension(self, data: tuple[np.ndarray, np.ndarray]) -> int:
         return self.classes * int(data[0].shape[1])
 
-    def _residuals(self, theta: np.ndarray, data: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    def _residuals(self, theta: np.ndarray, data: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """softmax(Wz) − e_y for every run and row, shape (runs, n, classes).
+
+        In place on the one array of logits, the operations of ``scipy.special.softmax`` (shift by the maximum,
+        exponentiate, divide by the sum), so the result is the same bit for bit.
+        """
         features, onehot = data
         weights = theta.reshape(theta.shape[0], self.classes, features.shape[1])
-        logits = np.matmul(features[None, :, :], weights.transpose(0, 2, 1))  # (runs, n, classes)
-        return special.softmax(logits, axis=2) - onehot[None, :, :], weights
+        residuals = np.matmul(features[None, :, :], weights.transpose(0, 2, 1))  # the logits, (runs, n, classes)
+        residuals -= np.max(residuals, axis=2, keepdims=True)
+        np.exp(residuals, out=residuals)
+        residuals /= np.sum(residuals, axis=2, keepdims=True)
+        residuals -= onehot[None, :, :]
+        return residuals
 
     def per_example_gradients(self, theta: np.ndarray, data: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         features = data[0]
-        residuals, _ = self._residuals(theta, data)
+        residuals = self._residuals(theta, data)
         outer = residuals[:, :, :, None] * features[None, :, None, :]  # (runs, n, classes, d)
         return outer.reshape(theta.shape[0], features.shape[0], -1) + self.ridge * theta[:, None, :]
 
     def mean_gradient(self, theta: np.ndarray, data: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         features = data[0]
-        residuals, _ = self._residuals(theta, data)
-        gradient = np.matmul(residuals.transpose(0, 2, 1), features[None, :, :]) / features.shape[0]
+        gradient = np.matmul(self._residuals(theta, data).transpose(0, 2, 1), features[None, :, :])
+        gradient /= features.shape[0]
         return gradient.reshape(theta.shape[0], -1) + self.ridge * theta
 
     def value(self, theta: np.ndarray, data: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -250,6 +265,13 @@ def account(*, n: int, num_steps: int, step_size: float, noise_scale: float, str
             "source": _SOURCE_C1 if used == "corollary_1" else _SOURCE_COMPOSITION,
             "last_iterate_zcdp": last, "last_iterate_epsilon": epsilon(last),
             "composition_zcdp": composed, "composition_epsilon": epsilon(composed)}
+
+
+@functools.cache
+def _blas_pools() -> ThreadpoolController:
+    """The process's BLAS thread pools (NumPy's among them), found once: ``threadpool_limits`` searches the loaded
+    libraries again on every call (about 2.5 ms, more than a whole fit on a few hundred rows)."""
+    return ThreadpoolController()
 
 
 def _project_rows(features: np.ndarray, feature_norm: float, fit_intercept: bool) -> tuple[np.ndarray, float, float]:
@@ -405,9 +427,10 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         else:
             loss = MultinomialLoss(classes=classes, ridge=c.ridge)
             data = (rows, np.eye(classes)[labels])
-        theta = noisy_gd(loss, data, num_steps=planned["num_steps"], step_size=planned["step_size"],
-                         noise_scale=planned["noise_scale"], rng=rng, projection=L2Ball(c.radius),
-                         strong_convexity=c.ridge)[0]
+        with _blas_pools().limit(limits=1, user_api="blas"):  # module docstring, step 6: reproducible and fast
+            theta = noisy_gd(loss, data, num_steps=planned["num_steps"], step_size=planned["step_size"],
+                             noise_scale=planned["noise_scale"], rng=rng, projection=L2Ball(c.radius),
+                             strong_convexity=c.ridge)[0]
         weights = theta.reshape(1 if c.binary else classes, width) / radius
         self.coef_ = np.array(weights[:, :d])
         self.intercept_ = weights[:, d] * intercept_feature if self.fit_intercept else np.zeros(weights.shape[0])
