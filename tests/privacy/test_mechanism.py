@@ -145,16 +145,22 @@ def test_composed_gaussian_releases_are_one_gaussian_of_the_summed_mu():
                                    GaussianRelease(sensitivity=1.0, noise_std=1.0, neighboring="add_remove")])
 
 
-def test_noisy_gd_record_is_the_estimators_accountant():
+def test_noisy_gd_record_is_corollary_1_or_composition_and_the_estimators_accountant():
+    from privdyn.privacy import langevin
+    from privdyn.privacy.conversions import zcdp_to_epsilon
     from privdyn.privacy.mechanism import NoisyGDMechanism
     from privdyn.sklearn._logistic import account
 
     setting = dict(n=5_000, num_steps=1_000, step_size=0.99 / 0.26, noise_scale=0.02, strong_convexity=0.01,
                    smoothness=0.26, sensitivity=2.0)
     record = NoisyGDMechanism(**setting)
-    expected = account(**setting, delta=1e-6)
-    assert float(record.privacy_loss(1e-6).value) == pytest.approx(expected["epsilon"], rel=1e-12)
-    assert record.bound == expected["bound"]
+    last = float(langevin.dynamics_zcdp(**setting).value)  # Corollary 1's slope
+    composed = float(langevin.composition_rdp(3.0, num_steps=1_000, step_size=0.99 / 0.26, noise_scale=0.02,
+                                              sensitivity=2.0, n=5_000).value) / 3.0  # Theorem 1: linear in the order
+    assert record.zcdp == pytest.approx(min(last, composed), rel=1e-12)
+    expected = float(zcdp_to_epsilon(min(last, composed), delta=1e-6, method="optimal"))
+    assert float(record.privacy_loss(1e-6).value) == pytest.approx(expected, rel=1e-12)
+    assert account(**setting, delta=1e-6)["epsilon"] == float(record.privacy_loss(1e-6).value)
     accountant = dp_accounting.rdp.RdpAccountant(orders=[1.0 + k / 100 for k in range(1, 20_000)])
     accountant.compose(record.dp_event())
     assert accountant.get_epsilon(1e-6) == pytest.approx(float(record.privacy_loss(1e-6).value), rel=1e-4)

@@ -242,26 +242,22 @@ def account(*, n: int, num_steps: int, step_size: float, noise_scale: float, str
             smoothness: float, sensitivity: float, delta: float) -> dict[str, Any]:
     """The tightest of Corollary 1 and composition for full-batch noisy GD, with both and their (ε, δ).
 
-    Both are zCDP (RDP linear in the order), so the minimum of the two slopes is a zCDP bound. ε by the optimal
-    zCDP conversion (:func:`privdyn.privacy.conversions.zcdp_to_epsilon`, ``method="optimal"``); Corollary 1's
-    conditions (η < 1/β, λ <= β, all positive) are checked by :func:`privdyn.privacy.langevin.dynamics_zcdp`.
-    A pure function of public numbers, cached; the caller must not modify the returned dict.
+    The mechanism record :class:`privdyn.privacy.NoisyGDMechanism` is the accountant (the smaller of the two zCDP
+    bounds; Corollary 1's conditions, η < 1/β and λ <= β, are checked when it is built); ε by the optimal zCDP
+    conversion. A pure function of public numbers, cached; the caller must not modify the returned dict.
     """
-    from privdyn.privacy import langevin
     from privdyn.privacy.conversions import zcdp_to_epsilon
+    from privdyn.privacy.mechanism import NoisyGDMechanism
 
-    last = float(langevin.dynamics_zcdp(num_steps=num_steps, step_size=step_size, noise_scale=noise_scale,
-                                        strong_convexity=strong_convexity, smoothness=smoothness,
-                                        sensitivity=sensitivity, n=n).value)
-    composed = 0.5 * float(langevin.composition_rdp(2.0, num_steps=num_steps, step_size=step_size,
-                                                    noise_scale=noise_scale, sensitivity=sensitivity, n=n).value)
-    used = "corollary_1" if last <= composed else "composition"
-    zcdp = min(last, composed)
+    mechanism = NoisyGDMechanism(n=n, num_steps=num_steps, step_size=step_size, noise_scale=noise_scale,
+                                 strong_convexity=strong_convexity, smoothness=smoothness, sensitivity=sensitivity)
+    last, composed = mechanism.zcdp_bounds()
+    used = mechanism.bound
 
     def epsilon(z: float) -> float:
         return float(zcdp_to_epsilon(z, delta=delta, method="optimal"))
 
-    return {"zcdp": zcdp, "epsilon": epsilon(zcdp), "bound": used,
+    return {"zcdp": mechanism.zcdp, "epsilon": float(mechanism.privacy_loss(delta).value), "bound": used,
             "source": _SOURCE_C1 if used == "corollary_1" else _SOURCE_COMPOSITION,
             "last_iterate_zcdp": last, "last_iterate_epsilon": epsilon(last),
             "composition_zcdp": composed, "composition_epsilon": epsilon(composed)}
