@@ -35,13 +35,6 @@ ALLOWED_ANY: dict[tuple[str, str], str] = {
     ("PrivateOptimizer.with_epsilon", "kwargs"): "forwarded to PrivateOptimizer, whose signature types each one",
     ("Plan", "risk_curve"): "a curve record mixing arrays of times and risks with text labels",
     ("Plan.__init__", "risk_curve"): "a curve record mixing arrays of times and risks with text labels",
-    **{key: "a curve record mixing arrays of times and risks with text labels"
-       for family in ("DPGDPlan", "DPSGDPlan", "HSGDPlan", "LangevinPlan")
-       for key in ((family, "risk_curve"), (f"{family}.__init__", "risk_curve"))},
-    **{key: "a JSON record of the plan (its prediction, its ranking of strategies), read by key"
-       for key in (("DPGDPlan", "prediction"), ("DPGDPlan.__init__", "prediction"), ("DPSGDPlan", "ranking"),
-                   ("DPSGDPlan.__init__", "ranking"), ("DPSGDPlan.to_json", "return"))},
-    ("zcdp_statement", "extra"): "family-specific numbers written into the statement's JSON",
     ("AuditExperiment.unit_config", "return"): _EXPERIMENT_RECORD,
     ("AuditExperiment.compute_unit", "return"): _EXPERIMENT_RECORD,
     ("AuditExperiment.assemble", "outputs"): _EXPERIMENT_RECORD,

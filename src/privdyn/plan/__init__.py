@@ -27,22 +27,23 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from privdyn.plan._account import DPSGDAccount, dpsgd_account
-    from privdyn.plan._budget import zcdp_for_epsilon, zcdp_statement
-    from privdyn.plan._data import Release, release_statistics
-    from privdyn.plan._dpgd import SCHEDULES as DPGD_SCHEDULES
-    from privdyn.plan._dpgd import DPGDPlan
+    from privdyn.plan._budget import zcdp_for_epsilon as zcdp_for_epsilon
+    from privdyn.plan._budget import zcdp_statement as zcdp_statement
+    from privdyn.plan._data import Release as Release
+    from privdyn.plan._data import release_statistics as release_statistics
+    from privdyn.plan._dpgd import SCHEDULES as DPGD_SCHEDULES  # noqa: F401 - importable, not in __all__
+    from privdyn.plan._dpgd import DPGDPlan as DPGDPlan
     from privdyn.plan._dpgd import dpgd as dpgd
-    from privdyn.plan._dpsgd import DPSGDPlan
+    from privdyn.plan._dpsgd import DPSGDPlan as DPSGDPlan
     from privdyn.plan._dpsgd import dpsgd as dpsgd
-    from privdyn.plan._hsgd import HSGDPlan
+    from privdyn.plan._hsgd import HSGDPlan as HSGDPlan
     from privdyn.plan._hsgd import hsgd as hsgd
-    from privdyn.plan._langevin import LangevinPlan
+    from privdyn.plan._langevin import LangevinPlan as LangevinPlan
     from privdyn.plan._langevin import langevin as langevin
     from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
 
 __all__ = ["Plan", "Alternative", "ParetoFront", "Verification", "FAMILIES", "dpgd", "langevin", "hsgd", "dpsgd",
-           "plan", "dpsgd_account", "DPSGDAccount", "DPGDPlan", "DPSGDPlan", "HSGDPlan", "LangevinPlan",
-           "DPGD_SCHEDULES", "Release", "release_statistics", "zcdp_for_epsilon", "zcdp_statement"]
+           "plan", "dpsgd_account", "DPSGDAccount"]
 
 FAMILIES = ("dpgd", "langevin", "hsgd", "dpsgd")
 """The families privdyn can plan; ``privdyn.plan.<family>`` is each one's planning function."""
@@ -53,8 +54,9 @@ _FROM: dict[str, tuple[str, str]] = {
     "release_statistics": ("_data", "release_statistics"), "zcdp_for_epsilon": ("_budget", "zcdp_for_epsilon"),
     "zcdp_statement": ("_budget", "zcdp_statement"),
 }
-"""The other public names: each family's plan type, the dpgd schedule families, the planning share's release and
-the zCDP budget helpers the estimators use (loaded on first use)."""
+"""The names other privdyn packages (audit, sklearn) use: each family's plan type (what its planning function
+returns), the dpgd schedule families, the planning share's release and the zCDP budget helpers. Importable from here
+and loaded on first use; not in ``__all__``: users get plans from the planning functions, not by building them."""
 
 
 def __getattr__(name: str) -> Any:

@@ -380,6 +380,8 @@ class GaussianReleases:
     releases: tuple[GaussianRelease, ...]
 
     def __post_init__(self) -> None:
+        if isinstance(self.releases, GaussianRelease) or not hasattr(self.releases, "__iter__"):
+            raise TypeError(f"releases must be a sequence of GaussianRelease; got {self.releases!r}.")
         releases = tuple(self.releases)
         if not releases or not all(isinstance(r, GaussianRelease) for r in releases):
             raise ValueError(f"releases must be a non-empty sequence of GaussianRelease; got {self.releases!r}.")
@@ -562,8 +564,11 @@ class OnePassDPGDMechanism:
     noise_multipliers: tuple[float, ...]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "step_sizes", tuple(float(v) for v in self.step_sizes))
-        object.__setattr__(self, "noise_multipliers", tuple(float(v) for v in self.noise_multipliers))
+        for name in ("step_sizes", "noise_multipliers"):
+            values = _check.real_array(**{name: getattr(self, name)})
+            if values.ndim != 1:
+                raise ValueError(f"{name} must be a 1-D sequence; got an array of shape {values.shape}.")
+            object.__setattr__(self, name, tuple(float(v) for v in values))
         self.rho  # noqa: B018 - checks the arrays (shape, finite, non-negative)
 
     @property

@@ -75,6 +75,11 @@ def profile_tpr(delta_for_epsilon: Callable[[float], float], fpr: float, *, min_
     ε >= 0 is still an upper bound, Dong, Roth & Su, Proposition 2.12)."""
     from scipy import optimize
 
+    if not callable(delta_for_epsilon):
+        raise TypeError("delta_for_epsilon must be a function of epsilon; got "
+                        f"delta_for_epsilon={delta_for_epsilon!r}.")
+    _check.scalar(min_epsilon=min_epsilon)
+    _check.in_range(-_SEARCH_BOUNDS, _SEARCH_BOUNDS, closed="both", min_epsilon=min_epsilon)
     alpha = _fpr(fpr)
     if alpha == 1.0:
         return 1.0
@@ -96,6 +101,8 @@ def profile_tpr(delta_for_epsilon: Callable[[float], float], fpr: float, *, min_
 def pld_tpr(pld: PrivacyLossDistribution, fpr: float) -> float:
     """:func:`profile_tpr` of a dp-accounting ``PrivacyLossDistribution`` (both directions: its
     ``get_delta_for_epsilon`` is the larger hockey-stick divergence of the two)."""
+    if not callable(getattr(pld, "get_delta_for_epsilon", None)):
+        raise TypeError(f"pld must be a dp-accounting PrivacyLossDistribution; got pld={pld!r}.")
     return profile_tpr(lambda eps: float(pld.get_delta_for_epsilon(eps)), fpr)
 
 

@@ -117,9 +117,36 @@ class PrivacyStatement:
     membership: Membership | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "guarantee", Guarantee(self.guarantee))
-        object.__setattr__(self, "neighboring", NeighboringRelation(self.neighboring))
+        for name, kind in (("guarantee", Guarantee), ("neighboring", NeighboringRelation)):
+            try:
+                object.__setattr__(self, name, kind(getattr(self, name)))
+            except (ValueError, TypeError):
+                choices = ", ".join(repr(member.value) for member in kind)
+                raise ValueError(f"{name} must be one of {choices}; got {name}={getattr(self, name)!r}.") from None
         _check.one_of(STATEMENT_SAMPLERS, sampler=self.sampler)
+        _check.instance(str, unit=self.unit, released=self.released, accountant=self.accountant)
+        _check.instance(PlanningShare, planning=self.planning)
+        for name in ("epsilon", "delta", "zcdp", "training_zcdp"):
+            value = getattr(self, name)
+            if value is not None:
+                _check.scalar(**{name: value})
+                _check.non_negative(**{name: value})
+        if self.delta is not None:
+            _check.delta(self.delta)
+        if self.conversion is not None:
+            _check.instance(str, conversion=self.conversion)
+        if self.rdp_curve is not None:
+            _check.instance(Mapping, rdp_curve=self.rdp_curve)
+        _check.instance(Mapping, cross_checks=self.cross_checks, extra=self.extra)
+        if not isinstance(self.assumptions, Sequence) or isinstance(self.assumptions, str) or not all(
+                isinstance(a, str) for a in self.assumptions):
+            raise TypeError(f"assumptions must be a sequence of strings; got assumptions={self.assumptions!r}.")
+        object.__setattr__(self, "assumptions", tuple(self.assumptions))
+        if self.membership is not None:
+            _check.instance(Mapping, membership=self.membership)
+            if set(self.membership) != {"fpr", "tpr", "method"}:
+                raise ValueError("membership must have the keys 'fpr', 'tpr' and 'method'; got "
+                                 f"membership={dict(self.membership)!r}.")
 
     @property
     def is_dp_guarantee(self) -> bool:
