@@ -77,3 +77,13 @@ def test_delta_returns_a_float_and_refuses_non_scalars():
         _check.delta(True)
     with pytest.raises((TypeError, ValueError), match="delta"):
         _check.delta([1e-5, 1e-6])
+
+
+def test_member_accepts_the_enum_or_its_value_and_names_the_parameter():
+    from privdyn.privacy.labels import NeighboringRelation
+
+    assert _check.member(NeighboringRelation, neighboring="zero_out") is NeighboringRelation.ZERO_OUT
+    add_remove = NeighboringRelation.ADD_REMOVE
+    assert _check.member(NeighboringRelation, neighboring=add_remove) is add_remove
+    with pytest.raises(ValueError, match=r"neighboring must be one of 'replace_one', .*; got neighboring='both'"):
+        _check.member(NeighboringRelation, neighboring="both")

@@ -11,12 +11,15 @@ All checks raise :class:`ValueError` (or :class:`TypeError` for a wrong type); n
 
 from __future__ import annotations
 
+import enum
 import math
 import numbers
 import reprlib
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+
+E = TypeVar("E", bound=enum.Enum)
 
 __all__ = [
     "finite",
@@ -287,6 +290,17 @@ def generator(**named: Any) -> None:
 def is_real_scalar(value: Any) -> bool:
     """True for a finite Python/NumPy real number that is not a bool."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def member(kind: type[E], **named: Any) -> E:
+    """The member of the enum ``kind`` given as itself or its value (``ValueError`` naming the parameter and the
+    choices otherwise); one keyword argument."""
+    ((name, value),) = named.items()
+    try:
+        return kind(value)
+    except (ValueError, TypeError):
+        choices = ", ".join(repr(m.value) for m in kind)
+        raise ValueError(f"{name} must be one of {choices}; got {name}={value!r}.") from None
 
 
 def delta(value: Any, *, name: str = "delta") -> float:

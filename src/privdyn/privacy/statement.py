@@ -117,12 +117,8 @@ class PrivacyStatement:
     membership: Membership | None = None
 
     def __post_init__(self) -> None:
-        for name, kind in (("guarantee", Guarantee), ("neighboring", NeighboringRelation)):
-            try:
-                object.__setattr__(self, name, kind(getattr(self, name)))
-            except (ValueError, TypeError):
-                choices = ", ".join(repr(member.value) for member in kind)
-                raise ValueError(f"{name} must be one of {choices}; got {name}={getattr(self, name)!r}.") from None
+        object.__setattr__(self, "guarantee", _check.member(Guarantee, guarantee=self.guarantee))
+        object.__setattr__(self, "neighboring", _check.member(NeighboringRelation, neighboring=self.neighboring))
         _check.one_of(STATEMENT_SAMPLERS, sampler=self.sampler)
         _check.instance(str, unit=self.unit, released=self.released, accountant=self.accountant)
         _check.instance(PlanningShare, planning=self.planning)
