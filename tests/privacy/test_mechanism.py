@@ -165,7 +165,7 @@ def test_noisy_gd_record_is_corollary_1_or_composition_and_the_estimators_accoun
     accountant.compose(record.dp_event())
     assert accountant.get_epsilon(1e-6) == pytest.approx(float(record.privacy_loss(1e-6).value), rel=1e-4)
     calibrated = record.calibrate(1.0, 1e-6)
-    assert 1.0 - 1e-6 <= float(calibrated.privacy_loss(1e-6).value) <= 1.0
+    assert 1.0 - 1e-5 <= float(calibrated.privacy_loss(1e-6).value) <= 1.0  # as above: both conversions hold
     with pytest.raises(ValueError):
         NoisyGDMechanism(**{**setting, "step_size": 10.0})  # eta >= 1/beta: Corollary 1 does not apply
 
@@ -188,5 +188,6 @@ def test_one_pass_dpgd_record_calibrates_by_proposition_41():
     steps = [1.0 / (k + 10) for k in range(1, 501)]
     record = OnePassDPGDMechanism(step_sizes=steps, noise_multipliers=[1.0] * 500).calibrate(2.0, 1e-5)
     assert record.rho == pytest.approx(float(privacy_level(steps, record.noise_multipliers).value), rel=1e-12)
-    assert 2.0 - 1e-6 <= float(record.privacy_loss(1e-5).value) <= 2.0
+    # both conversions must hold: dp-accounting's order grid binds by a few parts in 1e6 (conversions.zcdp_for_epsilon)
+    assert 2.0 * (1 - 1e-5) <= float(record.privacy_loss(1e-5).value) <= 2.0
     assert record.dp_event().rho == pytest.approx(record.zcdp, rel=1e-15) and record.dp_event().xi == 0.0

@@ -49,41 +49,16 @@ _RDP_ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0)
 """The orders at which a zCDP guarantee's RDP curve α ↦ zcdp·α is tabulated in the statement."""
 
 
-def dp_accounting_epsilon(zcdp: float, delta: float) -> float:
-    """ε of ``zcdp``-zCDP at ``delta`` by dp-accounting: an ``RdpAccountant`` composed with ``ZCDpEvent(zcdp)``."""
-    import dp_accounting
-    from dp_accounting import rdp
-
-    accountant = rdp.RdpAccountant()
-    accountant.compose(dp_accounting.ZCDpEvent(float(zcdp)))
-    return float(accountant.get_epsilon(float(delta)))
+dp_accounting_epsilon = conversions.zcdp_to_epsilon_dp_accounting
+"""ε of a zCDP parameter by dp-accounting (:func:`privdyn.privacy.conversions.zcdp_to_epsilon_dp_accounting`)."""
+zcdp_for_epsilon = conversions.zcdp_for_epsilon
+"""The calibration (ε, δ) → zCDP on the safe side of both conversions
+(:func:`privdyn.privacy.conversions.zcdp_for_epsilon`)."""
 
 
 def zcdp_epsilon(zcdp: float, delta: float) -> float:
     """ε of ``zcdp``-zCDP at ``delta``: privdyn's ``"optimal"`` conversion (an upper bound, rounded up)."""
     return float(conversions.zcdp_to_epsilon(zcdp, delta=delta, method="optimal"))
-
-
-def zcdp_for_epsilon(epsilon: float, delta: float) -> float:
-    """The largest zCDP parameter whose ε at ``delta`` is <= ``epsilon`` by both conversions (module docstring).
-
-    Starts from ``epsilon_to_zcdp(method="optimal")`` and, when dp-accounting's grid gives more than ``epsilon``
-    there, bisects down towards the Bun-Steinke value (whose Mironov conversion dominates dp-accounting's at every
-    order) until both agree; the result is on the safe side of both to about 1e-9 relative.
-    """
-    high = float(conversions.epsilon_to_zcdp(epsilon, delta=delta, method="optimal"))
-    if dp_accounting_epsilon(high, delta) <= epsilon:
-        return high
-    low = float(conversions.epsilon_to_zcdp(epsilon, delta=delta, method="bun_steinke"))
-    while dp_accounting_epsilon(low, delta) > epsilon:  # not expected; halve until safe
-        low *= 0.5
-    while high - low > 1e-9 * high:
-        middle = 0.5 * (low + high)
-        if dp_accounting_epsilon(middle, delta) <= epsilon and zcdp_epsilon(middle, delta) <= epsilon:
-            low = middle
-        else:
-            high = middle
-    return low
 
 
 def rho_from_zcdp(zcdp: float) -> float:

@@ -28,7 +28,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "conversions": (
         "RDP_CONVERSION_METHODS", "ZCDP_CONVERSION_METHODS", "epsilon_to_zcdp", "gaussian_zcdp",
-        "optimal_renyi_order", "rdp_to_delta", "rdp_to_epsilon", "zcdp_to_epsilon", "zcdp_to_rdp",
+        "optimal_renyi_order", "rdp_to_delta", "rdp_to_epsilon", "zcdp_for_epsilon", "zcdp_to_epsilon",
+        "zcdp_to_epsilon_dp_accounting", "zcdp_to_rdp",
     ),
     "divergences": (
         "DiagonalPlusLowRank", "kl_gaussian", "kl_gaussian_lowrank", "renyi_gaussian", "renyi_gaussian_lowrank",
@@ -122,7 +123,9 @@ if TYPE_CHECKING:
     from privdyn.privacy.conversions import optimal_renyi_order as optimal_renyi_order
     from privdyn.privacy.conversions import rdp_to_delta as rdp_to_delta
     from privdyn.privacy.conversions import rdp_to_epsilon as rdp_to_epsilon
+    from privdyn.privacy.conversions import zcdp_for_epsilon as zcdp_for_epsilon
     from privdyn.privacy.conversions import zcdp_to_epsilon as zcdp_to_epsilon
+    from privdyn.privacy.conversions import zcdp_to_epsilon_dp_accounting as zcdp_to_epsilon_dp_accounting
     from privdyn.privacy.conversions import zcdp_to_rdp as zcdp_to_rdp
     from privdyn.privacy.correlated import BandedInverse as BandedInverse
     from privdyn.privacy.correlated import BufferedToeplitz as BufferedToeplitz

@@ -339,12 +339,9 @@ def _zcdp_epsilon(zcdp: float, delta: float) -> float:
 
 
 def _zcdp_for_epsilon(epsilon: float, delta: float) -> float:
-    from privdyn.privacy.conversions import epsilon_to_zcdp
+    from privdyn.privacy.conversions import zcdp_for_epsilon
 
-    _check.scalar(epsilon=epsilon)
-    _check.finite(epsilon=epsilon)
-    _check.positive(epsilon=epsilon)
-    return float(epsilon_to_zcdp(epsilon, delta=_delta(delta), method="optimal"))
+    return zcdp_for_epsilon(epsilon, delta)
 
 
 _ZCDP_ORDERS = tuple(1.0 + 10.0 ** (k / 40.0 - 3.0) for k in range(0, 281))
