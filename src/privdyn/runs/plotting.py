@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from privdyn.experiments.outputs import atomic_path
+from privdyn.runs.outputs import atomic_path
 
 __all__ = ["COLORBLIND_SAFE", "FIGURE_FORMATS", "MAX_LOG_DECADES", "pyplot", "figure_files", "save_figure",
            "layout_problems", "coincident_lines", "mark_coincident", "select_series", "as_floats"]
