@@ -179,7 +179,7 @@ _ON_TOP = "drawn on top of"
 
 def coincident_lines(ax: Any, rtol: float = 1e-6) -> list[tuple[Any, Any]]:
     """Pairs of labelled curves of ``ax`` (earlier, later) with the same points to ``rtol`` (relative to the earlier
-    curve's largest |y|): the later one hides the earlier one."""
+    curve's largest abs(y)): the later one hides the earlier one."""
     import numpy as np
 
     lines = [line for line in ax.get_lines() if line.get_visible() and not line.get_label().startswith("_")

@@ -86,7 +86,8 @@ class Calibration:
 
 @functools.cache
 def derive_cap(standard_error: float, dof: float, level: float = QUICK_CAP_LEVEL) -> float:
-    """The upper 1 − ``level`` quantile of an SE with SE² ~ ``standard_error``²·χ²_dof/dof: s·√(χ²_dof(1 − level)/dof).
+    """The upper 1 − ``level`` quantile of an SE with SE² ~ s²·χ²_dof/dof: s·√(χ²_dof(1 − level)/dof), s the
+    ``standard_error``.
 
     Args:
         standard_error: s ≥ 0.

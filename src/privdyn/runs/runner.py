@@ -54,7 +54,8 @@ T = TypeVar("T")
 class SerialExecutor(concurrent.futures.Executor):
     """Runs each submitted call immediately in this process (the ``serial`` executor)."""
 
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[T]:  # noqa: D102
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[T]:
+        """Call ``fn(*args, **kwargs)`` now; return a future that holds its result or the exception it raised."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         try:
             future.set_result(fn(*args, **kwargs))
