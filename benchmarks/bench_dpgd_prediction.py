@@ -9,7 +9,7 @@ on [0, 2], schedule_exponent 1/2 (eta~(t) = eta~(0) sqrt(1 - t)), the paper's Fi
 * reference: ``privdyn.algorithms.dpgd.simulate_dpgd``, 20 runs of Algorithm 1 (the released theta_n's excess risk).
 
 ``agree`` asserts the prediction: the ODE value lies within 5 standard errors of the simulated mean plus the capped
-finite-d allowance of ``privdyn.experiments.results.finite_size_allowance``, derived from a d = 200 simulation
+finite-d allowance of ``privdyn.runs.results.finite_size_allowance``, derived from a d = 200 simulation
 (|mean - ODE| at d = 200 with the same parameters, 100 runs, scaled by sqrt(200/1000), capped at
 3% x sqrt(200/1000) of the prediction), computed once in setup. The target ratio is 100 (the ODE at least 100x
 faster than the simulation).
@@ -24,7 +24,7 @@ from privdyn.algorithms.dpgd import DPGDHyperparameters, simulate_dpgd
 from privdyn.benchmarking import Benchmark
 from privdyn.data.synthetic import SyntheticDesign
 from privdyn.dynamics import dpgd
-from privdyn.experiments.results import finite_size_allowance
+from privdyn.runs.results import finite_size_allowance
 from privdyn.schedules import Polynomial
 
 D, N, NUM_RUNS = 1000, 10_000, 20

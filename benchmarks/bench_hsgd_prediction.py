@@ -23,7 +23,7 @@ from privdyn.benchmarking import Benchmark
 from privdyn.data.hsgd_design import UniformDesign, hsgd_problem
 from privdyn.dynamics import hsgd
 from privdyn.experiments.hsgd_risk import paper_setting
-from privdyn.experiments.results import bonferroni_z
+from privdyn.runs.results import bonferroni_z
 from privdyn.schedules import Constant
 
 D, N, NUM_RUNS = 1000, 1500, 200

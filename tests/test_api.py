@@ -110,8 +110,9 @@ def test_cheap_imports_load_no_heavy_library(code: str) -> None:
 def test_help_and_version_import_no_experiment_module(argv: list[str]) -> None:
     loaded = _loaded_after(f"from privdyn.cli import main\nassert main({argv!r}) == 0")
     assert not {m for m in loaded if m.split(".")[0] in HEAVY}
-    experiments = {m for m in loaded if m.startswith("privdyn.experiments.")}
-    assert experiments <= {"privdyn.experiments.config", "privdyn.experiments.progress"}
+    assert not {m for m in loaded if m.startswith("privdyn.experiments")}
+    harness = {m for m in loaded if m.startswith("privdyn.runs")}
+    assert harness <= {"privdyn.runs", "privdyn.runs.config", "privdyn.runs.progress"}
 
 
 def test_version_option(capsys: pytest.CaptureFixture[str]) -> None:

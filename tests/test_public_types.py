@@ -23,7 +23,7 @@ DOCS_API = Path(__file__).resolve().parents[1] / "docs" / "api"
 OPTIONAL = {"privdyn.torch": "torch"}
 """Modules of an optional extra, checked where the extra is installed, and the library that extra needs."""
 
-_EXPERIMENT_RECORD = "an experiment unit's JSON record, typed as privdyn.experiments.base.Experiment's interface"
+_EXPERIMENT_RECORD = "an experiment unit's JSON record, typed as privdyn.runs.base.Experiment's interface"
 _STATE_DICT = "torch's state_dict contract (torch.optim.Optimizer: dict[str, Any]) that these objects follow"
 _JSON_RECORD = "a JSON record of numbers and text, read by key (a statement's checks, extras and export)"
 ALLOWED_ANY: dict[tuple[str, str], str] = {

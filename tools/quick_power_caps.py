@@ -1,4 +1,4 @@
-"""Print the quick-run SE calibration table (``privdyn.experiments.power.QUICK_SE_CALIBRATION``) from runs at seeds.
+"""Print the quick-run SE calibration table (``privdyn.runs.power.QUICK_SE_CALIBRATION``) from runs at seeds.
 
 Usage::
 
@@ -6,9 +6,9 @@ Usage::
     python tools/quick_power_caps.py quick-1* [--runs EXPERIMENT=N ...] [--check]
 
 Each folder is the output of an unmodified ``privdyn reproduce --quick`` (or ``privdyn run NAME --quick``) at one of
-the calibration seeds (``privdyn.experiments.power.CALIBRATION_SEEDS``). For every Monte-Carlo check (a check with a
+the calibration seeds (``privdyn.runs.power.CALIBRATION_SEEDS``). For every Monte-Carlo check (a check with a
 ``standard_error``) of every experiment present in all the folders, the SEs over the folders are reduced to a
-:class:`~privdyn.experiments.power.Calibration` (:func:`~privdyn.experiments.power.calibrate`) and printed as a line
+:class:`~privdyn.runs.power.Calibration` (:func:`~privdyn.runs.power.calibrate`) and printed as a line
 of the table, with the cap and the factor cap / s as a comment. ``N``, the runs behind an experiment's SEs, is taken
 from the entries already in the table; ``--runs EXPERIMENT=N`` gives it for an experiment that has none (or
 overrides it), ``--runs EXPERIMENT=formula`` for SEs computed from a formula. A check whose SE was 0 at every seed
@@ -26,7 +26,7 @@ import math
 import sys
 from pathlib import Path
 
-from privdyn.experiments.power import CALIBRATION_SEEDS, QUICK_SE_CALIBRATION, calibrate, quick_se_cap
+from privdyn.runs.power import CALIBRATION_SEEDS, QUICK_SE_CALIBRATION, calibrate, quick_se_cap
 
 
 def _standard_errors(folders: list[Path]) -> tuple[dict[tuple[str, str], list[float]], list[int]]:

@@ -12,7 +12,8 @@ predictions), :mod:`privdyn.algorithms` (simulators), :mod:`privdyn.bounds`, :mo
 :mod:`privdyn.data`, each of which re-exports its public names flat (:mod:`privdyn.torch`, the optional PyTorch
 extra, likewise, loaded on first access); :mod:`privdyn.plan` chooses hyper-parameters, :mod:`privdyn.report` renders
 an output folder as HTML; the figure reproductions live in
-:mod:`privdyn.experiments` and the ``privdyn`` command in :mod:`privdyn.cli`. The core types are available here:
+:mod:`privdyn.experiments`, the harness that runs them in :mod:`privdyn.runs` and the ``privdyn`` command in
+:mod:`privdyn.cli`. The core types are available here:
 :class:`Guarantee`, :class:`NeighboringRelation`, :class:`PrivacyLoss`, :class:`Spectrum` and the learning-rate
 schedules. Everything loads on first use, so ``import privdyn`` imports no numerical library.
 """
@@ -29,7 +30,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "schedules": ("Constant", "Custom", "Harmonic", "LearningRate", "Polynomial"),
 }
 _SUBMODULES = ("algorithms", "audit", "bounds", "data", "dynamics", "experiments", "hsgd_problem", "models", "plan",
-               "privacy", "reference", "report", "rng", "schedules", "spectra", "torch", "tuning")
+               "privacy", "reference", "report", "rng", "runs", "schedules", "spectra", "torch", "tuning")
 """Reachable as attributes and imported on first access; ``torch`` (the optional PyTorch extra) is one of them, so
 ``privdyn.torch`` works without an import of its own and ``import privdyn`` never imports PyTorch."""
 
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from privdyn import reference as reference
     from privdyn import report as report
     from privdyn import rng as rng
+    from privdyn import runs as runs
     from privdyn import schedules as schedules
     from privdyn import spectra as spectra
     from privdyn import torch as torch

@@ -20,13 +20,13 @@ import typer
 from typer.exceptions import TyperException
 
 from privdyn.audit._cli import audit_command
-from privdyn.experiments import progress
-from privdyn.experiments.config import DEFAULT_EXECUTOR, DEFAULT_OUT_DIR, ConfigError, parse_overrides
 from privdyn.plan._account_cli import account_command
 from privdyn.plan._cli import plan_app
+from privdyn.runs import progress
+from privdyn.runs.config import DEFAULT_EXECUTOR, DEFAULT_OUT_DIR, ConfigError, parse_overrides
 
 if TYPE_CHECKING:
-    from privdyn.experiments.runner import UnitCounts
+    from privdyn.runs.runner import UnitCounts
 
 __all__ = ["app", "main"]
 
@@ -91,7 +91,8 @@ def _progress(label: str, quiet: bool) -> Any:
 
 def _run_one(name: str, config: Any, *, seed: int, quick: bool, out: Path, executor: Any,
              force: bool, quiet: bool, label: str | None = None) -> dict[str, Any]:
-    from privdyn.experiments import registry, runner
+    from privdyn.experiments import registry
+    from privdyn.runs import runner
 
     experiment = registry.get(name)
     counts = runner.UnitCounts()
@@ -109,7 +110,7 @@ def _check_counts(result: dict[str, Any]) -> tuple[int, int, int]:
 
 
 def _fails_strict(result: dict[str, Any]) -> bool:
-    from privdyn.experiments.results import fails_strict
+    from privdyn.runs.results import fails_strict
 
     return any(fails_strict(c) for c in result["checks"])
 
@@ -152,10 +153,10 @@ def show_command(name: Annotated[str, typer.Argument(help="Experiment name.")],
 
 
 def _prepare(name: str, *, quick: bool, overrides: Sequence[str]) -> Any:
-    from privdyn.experiments import runner
+    from privdyn.experiments import registry
 
     try:
-        return runner.prepare(name, quick=quick, overrides=parse_overrides(overrides))
+        return registry.prepare(name, quick=quick, overrides=parse_overrides(overrides))
     except ConfigError as exc:
         raise _Usage(str(exc)) from None
 
@@ -163,7 +164,7 @@ def _prepare(name: str, *, quick: bool, overrides: Sequence[str]) -> Any:
 @contextlib.contextmanager
 def _executor(spec: str) -> Any:
     """Open the executor; a bad spec or an unreachable scheduler is a usage error (before anything runs)."""
-    from privdyn.experiments import runner
+    from privdyn.runs import runner
 
     stack = contextlib.ExitStack()
     try:
@@ -254,11 +255,12 @@ def reproduce_command(
     quiet: Annotated[bool, typer.Option("--quiet", help=QUIET_HELP)] = False,
 ) -> None:
     """Run every experiment (or those selected by --only); write DIR/summary.json and DIR/summary.md."""
-    from privdyn.experiments import registry, runner
+    from privdyn.experiments import registry
+    from privdyn.runs import runner
 
     try:
         experiments = registry.select(only)
-        prepared = runner.prepare_selection([e.name for e in experiments], quick=quick,
+        prepared = registry.prepare_selection([e.name for e in experiments], quick=quick,
                                             overrides=parse_overrides(set_ or ()))
     except ValueError as exc:  # ConfigError included
         raise _Usage(str(exc)) from None

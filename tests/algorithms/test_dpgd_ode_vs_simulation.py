@@ -3,7 +3,7 @@
 The ODE is the d → ∞ limit; at finite d the simulated mean is off by a bias of order d^(−½) (spec seed-003 §5:
 about 1% at d = 200 for α = ½). The allowance for it is derived, never chosen: the discrepancy measured at a smaller
 d is scaled by √(d_small/d) and capped at 3%·√(200/d) of the prediction
-(:func:`privdyn.experiments.results.finite_size_allowance`). Each comparison uses z = 5 standard errors.
+(:func:`privdyn.runs.results.finite_size_allowance`). Each comparison uses z = 5 standard errors.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from privdyn.algorithms.dpgd import DPGDHyperparameters, simulate_dpgd
 from privdyn.data.synthetic import SyntheticDesign
 from privdyn.dynamics import dpgd
-from privdyn.experiments.results import finite_size_allowance
+from privdyn.runs.results import finite_size_allowance
 from privdyn.schedules import Constant, Harmonic, Polynomial
 
 Z = 5.0

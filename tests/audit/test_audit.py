@@ -162,7 +162,7 @@ def test_cli_bad_input_exits_2_with_one_line(capsys, args):
 
 def test_audit_runs_through_the_runner_cache_and_assembles_checks(tmp_path):
     from privdyn.audit.table import AuditConfig, AuditExperiment
-    from privdyn.experiments.runner import build_result
+    from privdyn.runs.runner import build_result
 
     first = audit(["dpgd", "dpsgd-poisson"], runs=200, seed=2, cache_dir=tmp_path)
     assert len(list(tmp_path.glob("*.json"))) == 2

@@ -5,15 +5,16 @@ import math
 import pytest
 
 from privdyn.dynamics import scaling
-from privdyn.experiments import runner
-from privdyn.experiments.config import ConfigError
+from privdyn.experiments import registry
 from privdyn.experiments.dpgd_closed_forms import max_min_exponent
+from privdyn.runs import runner
+from privdyn.runs.config import ConfigError
 
 EXPONENT_FIGURES = ("dpgd-fig10", "dpgd-fig11", "dpgd-fig12", "dpgd-fig13")
 
 
 def run(name, out_dir=None, **overrides):
-    experiment, config = runner.prepare(name, quick=True, overrides=overrides)
+    experiment, config = registry.prepare(name, quick=True, overrides=overrides)
     return runner.run_experiment(experiment, config, seed=0, quick=True, out_dir=out_dir)
 
 
@@ -92,4 +93,4 @@ def test_max_min_exponent_by_hand():
 ])
 def test_bad_overrides_name_the_key(name, key, value):
     with pytest.raises(ConfigError, match=key):
-        runner.prepare(name, quick=True, overrides={key: value})
+        registry.prepare(name, quick=True, overrides={key: value})

@@ -8,8 +8,9 @@ import pytest
 
 from privdyn.dynamics.dpgd import isotropic_risk_ode
 from privdyn.experiments import dpgd_heatmaps as hm
-from privdyn.experiments import registry, runner
-from privdyn.experiments.config import ConfigError, apply_overrides
+from privdyn.experiments import registry
+from privdyn.runs import runner
+from privdyn.runs.config import ConfigError, apply_overrides
 from privdyn.schedules import Polynomial
 
 HEATMAP_KEYS = {"method", "panel", "schedule", "schedule_exponent", "aspect_ratio", "rho", "d", "n", "dataset",
@@ -21,7 +22,7 @@ SMALL_FIG4 = {"aspect_ratios": [0.01], "clips": [0.01, 0.0316, 0.1, 0.316, 1.0, 
 
 
 def run(name, *, quick=True, out_dir=None, **overrides):
-    experiment, config = runner.prepare(name, quick=quick, overrides=overrides)
+    experiment, config = registry.prepare(name, quick=quick, overrides=overrides)
     return runner.run_experiment(experiment, config, seed=0, quick=quick, out_dir=out_dir)
 
 
@@ -220,7 +221,7 @@ def test_fig6_uses_california_housing_when_it_loads(monkeypatch):
 def test_config_errors_name_the_key(name, overrides, key, tmp_path, monkeypatch):
     monkeypatch.setenv("SCIKIT_LEARN_DATA", str(tmp_path))
     with pytest.raises(ConfigError, match=key):
-        runner.prepare(name, quick=True, overrides=overrides)
+        registry.prepare(name, quick=True, overrides=overrides)
 
 
 def test_quick_configs_are_coarser():

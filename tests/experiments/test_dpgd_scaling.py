@@ -8,8 +8,9 @@ import pytest
 from scipy import integrate, special
 
 from privdyn.dynamics import scaling
-from privdyn.experiments import dpgd_scaling, registry, runner
-from privdyn.experiments.config import ConfigError, apply_overrides
+from privdyn.experiments import dpgd_scaling, registry
+from privdyn.runs import runner
+from privdyn.runs.config import ConfigError, apply_overrides
 
 RISK_KEYS = {"method", "quantity", "panel", "schedule", "clip", "label_noise", "d", "power_law_exponent",
              "target_exponent", "schedule_exponent", "privacy_exponent"}
@@ -20,7 +21,7 @@ TINY = {"power_law_exponents": [0.25], "target_exponents": [0.5], "schedule_expo
 
 
 def run(name, *, quick=True, out_dir=None, **overrides):
-    experiment, config = runner.prepare(name, quick=quick, overrides=overrides)
+    experiment, config = registry.prepare(name, quick=quick, overrides=overrides)
     return runner.run_experiment(experiment, config, seed=0, quick=quick, out_dir=out_dir,
                                  executor=runner.SerialExecutor())
 

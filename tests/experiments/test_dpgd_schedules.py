@@ -6,16 +6,17 @@ import math
 import numpy as np
 import pytest
 
-from privdyn.experiments import registry, runner
-from privdyn.experiments.cache import UnitCache
-from privdyn.experiments.config import ConfigError
+from privdyn.experiments import registry
 from privdyn.experiments.dpgd_schedules import FIG7_REFERENCE, TIE_RELATIVE
+from privdyn.runs import runner
+from privdyn.runs.cache import UnitCache
+from privdyn.runs.config import ConfigError
 
 SCHEDULE_KEYS = {"method", "panel", "schedule", "schedule_exponent", "clip", "rho", "label_noise", "d", "quantity"}
 
 
 def _run(name, tmp_path, quick=True, **overrides):
-    experiment, config = runner.prepare(name, quick=quick, overrides=overrides)
+    experiment, config = registry.prepare(name, quick=quick, overrides=overrides)
     result = runner.run_experiment(experiment, config, seed=0, quick=quick, out_dir=tmp_path,
                                    executor=runner.SerialExecutor())
     return experiment, config, result
@@ -132,7 +133,7 @@ def test_fig7_overrides_make_reference_not_applicable(tmp_path):
 ])
 def test_fig7_config_errors_name_the_key(overrides, key):
     with pytest.raises(ConfigError, match=key):
-        runner.prepare("dpgd-fig7", overrides=overrides)
+        registry.prepare("dpgd-fig7", overrides=overrides)
 
 
 @pytest.mark.parametrize(("overrides", "key"), [
@@ -144,7 +145,7 @@ def test_fig7_config_errors_name_the_key(overrides, key):
 ])
 def test_fig8_config_errors_name_the_key(overrides, key):
     with pytest.raises(ConfigError, match=key):
-        runner.prepare("dpgd-fig8", overrides=overrides)
+        registry.prepare("dpgd-fig8", overrides=overrides)
 
 
 def test_fig8_quick_contract(tmp_path):
@@ -168,7 +169,7 @@ def test_fig8_quick_contract(tmp_path):
 
 
 def test_fig8_same_seed_same_result(tmp_path):
-    experiment, config = runner.prepare("dpgd-fig8", quick=True, overrides={"datasets": ["diabetes"],
+    experiment, config = registry.prepare("dpgd-fig8", quick=True, overrides={"datasets": ["diabetes"],
                                                                            "train_fractions": [0.5]})
     unit = experiment.units(config)[0]
     a = experiment.compute_unit(config, unit, seed=3)

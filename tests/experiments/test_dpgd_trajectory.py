@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from privdyn.cli import main
-from privdyn.experiments import registry, runner
-from privdyn.experiments.config import ConfigError, apply_overrides
+from privdyn.experiments import registry
 from privdyn.experiments.dpgd_trajectory import Fig1
-from privdyn.experiments.results import bonferroni_z
+from privdyn.runs import runner
+from privdyn.runs.config import ConfigError, apply_overrides
+from privdyn.runs.results import bonferroni_z
 
 NAME = "dpgd-fig1"
 SERIES_KEYS = {"method", "panel", "schedule", "schedule_exponent", "spectrum", "d", "n", "aspect_ratio", "clip",
@@ -18,7 +19,7 @@ OVERRIDES = {"aspect_ratio": 0.2, "clip": 0.7, "initial_learning_rate": 2.0, "rh
 
 
 def run(out_dir=None, quick=True, **overrides):
-    experiment, config = runner.prepare(NAME, quick=quick, overrides=overrides)
+    experiment, config = registry.prepare(NAME, quick=quick, overrides=overrides)
     return runner.run_experiment(experiment, config, seed=0, quick=quick, out_dir=out_dir)
 
 
@@ -154,7 +155,7 @@ def test_bonferroni_z():
 ])
 def test_bad_overrides_name_the_key(key, value):
     with pytest.raises(ConfigError, match=key):
-        runner.prepare(NAME, quick=True, overrides={key: value})
+        registry.prepare(NAME, quick=True, overrides={key: value})
 
 
 def test_bad_override_exits_2_with_one_line(capsys, tmp_path):

@@ -3,7 +3,7 @@
 The results in ``figure_results/`` are quick runs of every experiment, curves thinned to at most 120 points
 (``tools/figure_fixtures.py`` writes them). Each is drawn by the experiment's own ``plot`` exactly as
 ``privdyn run`` draws it (same layout, same crop); only the final rasterisation is skipped, which is where the time
-goes. On the laid-out figure :func:`privdyn.experiments.plotting.layout_problems` checks that every axis has finite
+goes. On the laid-out figure :func:`privdyn.runs.plotting.layout_problems` checks that every axis has finite
 limits (a log axis at most 12 decades) and that no two text boxes (titles, axis and tick labels, legends, free text)
 overlap.
 """
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from privdyn.experiments import plotting, registry
+from privdyn.experiments import registry
+from privdyn.runs import plotting
 
 FIXTURES = Path(__file__).with_name("figure_results")
 ALL = registry.NAMES + registry.OPT_IN

@@ -8,10 +8,11 @@ import pytest
 
 from privdyn.data.hsgd_design import gaussian_design, hsgd_problem
 from privdyn.experiments import hsgd_privacy_figures as figs
-from privdyn.experiments import registry, runner
-from privdyn.experiments.config import ConfigError, apply_overrides
+from privdyn.experiments import registry
 from privdyn.experiments.hsgd_risk import paper_setting
 from privdyn.privacy import hsgd as priv
+from privdyn.runs import runner
+from privdyn.runs.config import ConfigError, apply_overrides
 from privdyn.schedules import Constant
 from privdyn.spectra import Spectrum
 
@@ -20,7 +21,7 @@ PRIVACY_KEYS = {"guarantee", "renyi_order", "mode", "num_pairs", "x0_policy", "n
 
 
 def run(name, out_dir=None, **overrides):
-    experiment, config = runner.prepare(name, quick=True, overrides=overrides)
+    experiment, config = registry.prepare(name, quick=True, overrides=overrides)
     return runner.run_experiment(experiment, config, seed=0, quick=True, out_dir=out_dir)
 
 
@@ -265,4 +266,4 @@ def test_random_pairs_are_distinct_ordered_pairs():
 ])
 def test_bad_overrides_name_the_key(name, key, value):
     with pytest.raises(ConfigError, match=key):
-        runner.prepare(name, quick=True, overrides={key: value})
+        registry.prepare(name, quick=True, overrides={key: value})

@@ -7,19 +7,20 @@ import numpy as np
 import pytest
 
 from privdyn.dynamics import hsgd as dyn
-from privdyn.experiments import registry, runner
-from privdyn.experiments.config import ConfigError, apply_overrides
+from privdyn.experiments import registry
 from privdyn.experiments.hsgd_risk import (
     Fig2a,
 )
-from privdyn.experiments.naming import unit_key
-from privdyn.experiments.results import bonferroni_z
+from privdyn.runs import runner
+from privdyn.runs.config import ConfigError, apply_overrides
+from privdyn.runs.naming import unit_key
+from privdyn.runs.results import bonferroni_z
 
 SMALL_FIG2A = {"d": 100, "n": 1000, "num_runs": 100, "runs_per_unit": 50, "num_blocks": 10}
 
 
 def run(name, out_dir=None, **overrides):
-    experiment, config = runner.prepare(name, quick=True, overrides=overrides)
+    experiment, config = registry.prepare(name, quick=True, overrides=overrides)
     return runner.run_experiment(experiment, config, seed=0, quick=True, out_dir=out_dir)
 
 

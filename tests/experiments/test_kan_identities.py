@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 from privdyn.experiments import kan_identities as ki
-from privdyn.experiments import runner
-from privdyn.experiments.config import ConfigError
+from privdyn.experiments import registry
+from privdyn.runs import runner
+from privdyn.runs.config import ConfigError
 
 
 def run(name, out_dir=None, quick=True, **overrides):
-    experiment, config = runner.prepare(name, quick=quick, overrides=overrides)
+    experiment, config = registry.prepare(name, quick=quick, overrides=overrides)
     return runner.run_experiment(experiment, config, seed=0, quick=quick, out_dir=out_dir)
 
 
@@ -137,7 +138,7 @@ def test_stability_outside_the_theory_regime_is_a_finding():
 ])
 def test_bad_overrides_name_the_key(name, key, value):
     with pytest.raises(ConfigError, match=key):
-        runner.prepare(name, quick=True, overrides={key: value})
+        registry.prepare(name, quick=True, overrides={key: value})
 
 
 def test_pool_is_in_the_unit_ball():

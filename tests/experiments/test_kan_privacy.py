@@ -8,23 +8,24 @@ import numpy as np
 import pytest
 
 from privdyn.cli import main
-from privdyn.experiments import kan_privacy, registry, runner
-from privdyn.experiments.config import ConfigError, apply_overrides
+from privdyn.experiments import kan_privacy, registry
 from privdyn.experiments.kan_privacy import (
     cumulative_noise_variance,
     reference_noise_multiplier_d9,
     reference_noise_multiplier_f12,
 )
-from privdyn.experiments.naming import json_number
 from privdyn.privacy import correlated_calibration
 from privdyn.privacy.correlated import LambdaCGD
+from privdyn.runs import runner
+from privdyn.runs.config import ConfigError, apply_overrides
+from privdyn.runs.naming import json_number
 
 FIG = "kan-fig1-right"
 CAL = "kan-calibration"
 
 
 def run(name, out_dir=None, quick=True, **overrides):
-    experiment, config = runner.prepare(name, quick=quick, overrides=overrides)
+    experiment, config = registry.prepare(name, quick=quick, overrides=overrides)
     return runner.run_experiment(experiment, config, seed=0, quick=quick, out_dir=out_dir)
 
 
@@ -222,7 +223,7 @@ def test_amplified_invariants_fail_for_an_unsafe_or_loose_kappa(quick_results):
 def test_calibration_lambda_grid_change_reuses_the_accountant_units(quick_results, tmp_path):
     _, target = quick_results[CAL]
     shutil.copytree(target / ".cache", tmp_path / CAL / ".cache")
-    experiment, config = runner.prepare(CAL, quick=True, overrides={"noise_correlations": [0.0, 0.6]})
+    experiment, config = registry.prepare(CAL, quick=True, overrides={"noise_correlations": [0.0, 0.6]})
     counts = runner.UnitCounts()
     result = runner.run_experiment(experiment, config, seed=0, quick=True, out_dir=tmp_path, counts=counts)
     assert (counts.computed, counts.cached) == (1, len(experiment.units(config)) - 1)  # only the closed forms
@@ -333,7 +334,7 @@ def test_calibration_default_is_the_first_spec_row():
 ])
 def test_bad_overrides_name_the_key(name, key, value):
     with pytest.raises(ConfigError, match=key):
-        runner.prepare(name, quick=True, overrides={key: value})
+        registry.prepare(name, quick=True, overrides={key: value})
 
 
 def test_bad_override_exits_2_with_one_line(capsys, tmp_path):

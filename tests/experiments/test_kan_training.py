@@ -8,8 +8,7 @@ import pytest
 
 from privdyn.bounds import kan as kb
 from privdyn.data.classification import load_binary_dataset, scale_to_unit_ball
-from privdyn.experiments import runner
-from privdyn.experiments.config import ConfigError
+from privdyn.experiments import registry
 from privdyn.experiments.kan_training import (
     Bounds,
     BoundsConfig,
@@ -19,6 +18,8 @@ from privdyn.experiments.kan_training import (
 )
 from privdyn.privacy.correlated_calibration import noise_multiplier_theorem_f12
 from privdyn.reference.kan_noise_multipliers import reference_noise_multiplier_f12
+from privdyn.runs import runner
+from privdyn.runs.config import ConfigError
 
 LEFT = "kan-fig1-left"
 BOUNDS = "kan-bounds"
@@ -27,7 +28,7 @@ LEFT_KEYS = {"dataset", "panel", "quantity", "method", "n", "n_test", "d", "batc
 
 
 def run(name, out_dir=None, quick=True, **overrides):
-    experiment, config = runner.prepare(name, quick=quick, overrides=overrides)
+    experiment, config = registry.prepare(name, quick=quick, overrides=overrides)
     return runner.run_experiment(experiment, config, seed=0, quick=quick, out_dir=out_dir)
 
 
@@ -151,9 +152,9 @@ def test_left_shipped_kappas_match_the_default_config():
 ])
 def test_left_config_errors(key, value, fragment):
     with pytest.raises(ConfigError, match=fragment):
-        runner.prepare(LEFT, quick=True, overrides={key: value})
+        registry.prepare(LEFT, quick=True, overrides={key: value})
     with pytest.raises(ConfigError, match="unknown config key"):
-        runner.prepare(LEFT, quick=True, overrides={"lambdas": [0.0]})
+        registry.prepare(LEFT, quick=True, overrides={"lambdas": [0.0]})
 
 
 def test_left_invariant_can_fail():
@@ -257,7 +258,7 @@ def test_bounds_overrides(tmp_path):
 ])
 def test_bounds_config_errors(overrides, fragment):
     with pytest.raises(ConfigError, match=fragment):
-        runner.prepare(BOUNDS, quick=True, overrides=overrides)
+        registry.prepare(BOUNDS, quick=True, overrides=overrides)
 
 
 def test_lemma_c11_shifted_radius_is_tight():

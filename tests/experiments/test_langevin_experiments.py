@@ -6,8 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privdyn.experiments import registry, runner
-from privdyn.experiments.config import apply_overrides
+from privdyn.experiments import registry
+from privdyn.runs import runner
+from privdyn.runs.config import apply_overrides
 
 HYPOTHESIS = settings(max_examples=25, deadline=None, derandomize=True, database=None,
                       suppress_health_check=[HealthCheck.too_slow])
@@ -23,7 +24,7 @@ def composition(alpha, k, eta, sigma, sg, n):
 
 
 def run(name, quick=True, **overrides):
-    experiment, config = runner.prepare(name, quick=quick, overrides=overrides)
+    experiment, config = registry.prepare(name, quick=quick, overrides=overrides)
     return runner.run_experiment(experiment, config, seed=0, quick=quick)
 
 

@@ -1,6 +1,6 @@
 """Every check of the quick reproduction holds at any seed, not only at the default one.
 
-The quick configs' Monte-Carlo power caps (privdyn.experiments.power) are calibrated at seeds 100-111; seeds 0-4 are
+The quick configs' Monte-Carlo power caps (privdyn.runs.power) are calibrated at seeds 100-111; seeds 0-4 are
 out of sample. ``privdyn reproduce --quick --strict`` runs every experiment (about a minute per seed on two cores),
 so the five seeds are a ``slow`` test; CI runs seed 1 on the experiments with Monte-Carlo checks (``.ci/run``).
 """

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from privdyn.experiments import registry
-from privdyn.experiments.base import Experiment
+from privdyn.runs.base import Experiment
 
 
 def test_each_module_defines_exactly_the_experiments_listed_for_it() -> None:

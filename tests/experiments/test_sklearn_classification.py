@@ -7,9 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from privdyn.experiments import registry, runner
-from privdyn.experiments.config import ConfigError
+from privdyn.experiments import registry
 from privdyn.experiments.sklearn_classification import datasets, methods
+from privdyn.runs import runner
+from privdyn.runs.config import ConfigError
 
 NAME = "sklearn-classification"
 SMALL = {"datasets": ["breast_cancer"], "epsilons": [1.0, 8.0], "num_splits": 2}
@@ -26,13 +27,13 @@ def test_is_opt_in() -> None:
 def test_missing_peer_is_a_config_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(datasets.importlib.util, "find_spec", lambda name: None if name == "opendp" else 1)
     with pytest.raises(ConfigError, match="missing: opendp"):
-        runner.prepare(NAME, overrides=SMALL)
+        registry.prepare(NAME, overrides=SMALL)
 
 
 @pytest.mark.slow  # about a minute on a loaded 2-core machine (four peers, two splits, two epsilons)
 @pytest.mark.skipif(not _has_extra(), reason="needs the compare extra, opendp and opacus")
 def test_small_run_contract(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    experiment, config = runner.prepare(NAME, overrides=SMALL)
+    experiment, config = registry.prepare(NAME, overrides=SMALL)
     result = runner.run_experiment(experiment, config, seed=0, out_dir=tmp_path)
     tables = {t["name"]: t for t in result["tables"]}
     rows = tables["accuracy"]["rows"]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privdyn.experiments import runner
-from privdyn.experiments.config import ConfigError
+from privdyn.experiments import registry
 from privdyn.experiments.sklearn_regression import datasets
 from privdyn.experiments.sklearn_regression.experiment import SklearnRegressionConfig, _split
+from privdyn.runs import runner
+from privdyn.runs.config import ConfigError
 
 NAME = "sklearn-regression"
 SMALL = {"datasets": ["diabetes"], "epsilons": [3.0, 30.0], "sweep_epsilons": [100.0], "num_seeds": 2,
@@ -23,12 +24,12 @@ def test_missing_extra_is_a_config_error_naming_it(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(datasets.importlib.util, "find_spec", lambda name: None if name == "diffprivlib" else 1)
     with pytest.raises(ConfigError, match=r"needs the 'compare' extra \(pip install 'privdyn\[compare\]'\); "
                                           r"missing: diffprivlib"):
-        runner.prepare(NAME, overrides=SMALL)
+        registry.prepare(NAME, overrides=SMALL)
 
 
 @pytest.mark.skipif(not _has_extra(), reason="needs the compare extra (pip install 'privdyn[compare]')")
 def test_small_run_contract(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    experiment, config = runner.prepare(NAME, overrides=SMALL)
+    experiment, config = registry.prepare(NAME, overrides=SMALL)
     result = runner.run_experiment(experiment, config, seed=0, out_dir=tmp_path)
     tables = {t["name"]: t for t in result["tables"]}
     rows = tables["relative_mse"]["rows"]

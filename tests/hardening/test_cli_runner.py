@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from privdyn.cli import main
-from privdyn.experiments import registry, runner
-from privdyn.experiments.cache import UnitCache
+from privdyn.experiments import registry
+from privdyn.runs import runner
+from privdyn.runs.cache import UnitCache
 
 EXPERIMENT = "langevin-table1"  # quick and made of several units
 

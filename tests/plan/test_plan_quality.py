@@ -7,7 +7,7 @@ plan's hyper-parameters (common random numbers: the two rows share data and nois
 
 * the plan's simulated risk is within 5 paired standard errors of the re-simulated grid winner, or better;
 * the plan's predicted risk matches its simulation within 5 SE plus the finite-d allowance the dpgd experiments
-  derive (``privdyn.experiments.results.finite_size_allowance``: |mean − ODE| at a smaller d with the same aspect
+  derive (``privdyn.runs.results.finite_size_allowance``: |mean − ODE| at a smaller d with the same aspect
   ratio, scaled by √(d_small/d), capped at 3%·√(200/d) of the prediction).
 
 The quick version (default test run) uses d = 100 and a 6 × 6 grid of 10 runs; the full one (``pytest -m slow``)
@@ -21,8 +21,8 @@ import pytest
 
 import privdyn.plan
 from privdyn.algorithms.dpgd import DPGDHyperparameters, simulate_dpgd
-from privdyn.experiments.results import finite_size_allowance
 from privdyn.plan import _dpgd
+from privdyn.runs.results import finite_size_allowance
 
 SETTING = dict(spectrum="power_law:0.3", target_exponent=0.2, target_norm=1.0, label_noise=0.7, epsilon=3.0,
                delta=1e-6)

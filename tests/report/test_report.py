@@ -195,7 +195,7 @@ def test_the_report_imports_no_engine():
     code = ("import sys, privdyn.report; "
             "bad = sorted(m for m in sys.modules if m.startswith(('privdyn.privacy', 'privdyn.dynamics', "
             "'privdyn.algorithms', 'privdyn.models', 'privdyn.tuning', 'privdyn.experiments.registry', "
-            "'privdyn.experiments.runner', 'matplotlib', 'scipy', 'numba', 'sklearn', 'torch'))); print(bad)")
+            "'privdyn.runs.runner', 'matplotlib', 'scipy', 'numba', 'sklearn', 'torch'))); print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
     assert out.stdout.strip() == "[]"

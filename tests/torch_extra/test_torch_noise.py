@@ -8,8 +8,8 @@ import pytest
 pytest.importorskip("torch.func", reason="the privdyn[torch] extra is not installed (no PyTorch)")
 import torch  # noqa: E402
 
-from privdyn.experiments.results import bonferroni_z  # noqa: E402
 from privdyn.privacy import correlated as cn  # noqa: E402
+from privdyn.runs.results import bonferroni_z  # noqa: E402
 from privdyn.torch import device_normals, noise_stream, secure_source  # noqa: E402
 
 STRATEGIES = [

@@ -58,8 +58,8 @@ def audit_command(
     _validate(name, runs, seed, confidence)
     from privdyn._progress import display, report
     from privdyn.audit.table import audit, available_mechanisms
-    from privdyn.experiments.config import ConfigError
-    from privdyn.experiments.runner import open_executor
+    from privdyn.runs.config import ConfigError
+    from privdyn.runs.runner import open_executor
 
     names = [name] if name else (list(available_mechanisms()) if all_rows else None)
     try:

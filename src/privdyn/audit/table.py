@@ -1,7 +1,7 @@
 """The audit table: one row per mechanism, computed through the experiment runner's executors and cache.
 
 An audit is an experiment whose units are mechanisms: :class:`AuditExperiment` (not in the figure registry) has one
-:class:`~privdyn.experiments.base.Unit` per mechanism, each computed by :func:`~privdyn.audit.core.audit_mechanism`
+:class:`~privdyn.runs.base.Unit` per mechanism, each computed by :func:`~privdyn.audit.core.audit_mechanism`
 from the run seed, so ``privdyn audit`` can run units on any executor (serial, a process pool, Dask) and cache them
 under an output folder exactly as ``privdyn run`` does.
 """
@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 from privdyn.audit.base import missing_extra
 from privdyn.audit.core import DEFAULT_CONFIDENCE, DEFAULT_RUNS, AuditRow, audit_mechanism
 from privdyn.audit.mechanisms import MECHANISMS, mechanism
-from privdyn.experiments.base import Experiment, Findings, Unit
-from privdyn.experiments.config import ExperimentConfig
-from privdyn.experiments.results import Check, CheckKind, Table
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.results import Check, CheckKind, Table
 
 __all__ = ["AuditConfig", "AuditExperiment", "audit", "available_mechanisms", "default_mechanisms",
            "unavailable_mechanisms"]
@@ -128,8 +128,8 @@ def audit(names: Sequence[str] | None = None, *, runs: int = DEFAULT_RUNS, confi
         ValueError: an unknown mechanism, one whose extra is not installed, or runs or confidence out of range
             (``ConfigError``).
     """
-    from privdyn.experiments.cache import UnitCache
-    from privdyn.experiments.runner import compute_units
+    from privdyn.runs.cache import UnitCache
+    from privdyn.runs.runner import compute_units
 
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0; got seed={seed!r}.")

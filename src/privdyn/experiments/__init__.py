@@ -1,4 +1,4 @@
-"""Experiments that regenerate the papers' figures and check their claims; the registry and the runner.
+"""Experiments that regenerate the papers' figures and check their claims, and their registry.
 
-Import :mod:`privdyn.experiments.registry` for the experiments and :mod:`privdyn.experiments.runner` to run them.
+Import :mod:`privdyn.experiments.registry` for the experiments and :mod:`privdyn.runs.runner` to run them.
 """

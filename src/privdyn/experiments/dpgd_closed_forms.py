@@ -25,12 +25,13 @@ import numpy as np
 from privdyn import _check
 from privdyn.dynamics import scaling
 from privdyn.dynamics.dpgd import clipping_factors
-from privdyn.experiments.base import Experiment, Findings, Unit
-from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.dpgd_common import PAPER
-from privdyn.experiments.naming import json_number, printed_value
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.reference.dpgd_clipping import reference_clipping_factors
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.naming import json_number, printed_value
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Check,
     CheckKind,
     Metric,
@@ -41,7 +42,6 @@ from privdyn.experiments.results import (
     check_ordering,
     finding,
 )
-from privdyn.reference.dpgd_clipping import reference_clipping_factors
 
 __all__ = ["Fig9Config", "Fig9", "ExponentConfig", "ExponentFigure", "Fig10", "Fig11", "Fig12", "Fig13",
            "EXPERIMENTS", "max_min_exponent"]

@@ -1,23 +1,27 @@
-"""The registry of experiments: every experiment's name and module, loaded on first use.
+"""The registry of experiments: every experiment's name and module, loaded on first use, and their configs.
 
 The names are listed here, in paper order, by the module that defines them; a module is imported only when one of
 its experiments is asked for, so ``privdyn run langevin-fig1`` (and each worker process) imports one experiment
 module, and ``privdyn --help`` none. ``EXPERIMENTS`` (every experiment, an immutable mapping) imports them all.
 ``tests/experiments/test_registry.py`` checks that each module defines exactly the experiments listed for it.
+:func:`prepare` looks an experiment up and builds its validated config, the first step of a run by
+:mod:`privdyn.runs.runner`.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import importlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from privdyn.runs.config import ConfigError, ExperimentConfig, apply_overrides, has_key
 
 if TYPE_CHECKING:
-    from privdyn.experiments.base import Experiment
+    from privdyn.runs.base import Experiment
 
-__all__ = ["EXPERIMENTS", "MODULES", "NAMES", "OPT_IN", "get", "select"]
+__all__ = ["EXPERIMENTS", "MODULES", "NAMES", "OPT_IN", "get", "prepare", "prepare_selection", "select"]
 
 MODULES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "langevin": ("langevin-fig1", "langevin-tightness", "langevin-table1"),
@@ -80,6 +84,46 @@ def select(patterns: Iterable[str] | None) -> list[Experiment]:
             raise ValueError(f"--only {pattern!r} matches no experiment; valid names: {', '.join(NAMES)}.")
         chosen.extend(m for m in matched if m not in chosen)
     return [get(name) for name in NAMES + OPT_IN if name in chosen]
+
+
+def prepare(name: str, *, quick: bool = False, overrides: Mapping[str, Any] | None = None,
+            ) -> tuple[Experiment, ExperimentConfig]:
+    """Look up an experiment and build its validated config (``--quick`` first, then overrides)."""
+    try:
+        experiment = get(name)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    config = experiment.config(quick=quick)
+    if overrides:
+        config = apply_overrides(config, overrides)
+    return experiment, config
+
+
+def prepare_selection(names: Sequence[str], *, quick: bool = False, overrides: Mapping[str, Any] | None = None,
+                      ) -> list[tuple[Experiment, ExperimentConfig]]:
+    """:func:`prepare` for several experiments, each with the overrides whose keys its config has.
+
+    An override key that no selected experiment has is a :class:`ConfigError`, as is any override value that an
+    experiment with the key rejects; everything is validated before anything runs.
+    """
+    overrides = dict(overrides or {})
+    prepared = []
+    used: set[str] = set()
+    for name in names:
+        experiment, config = prepare(name, quick=quick)
+        own = {key: value for key, value in overrides.items() if has_key(config, key)}
+        used.update(own)
+        if own:
+            try:
+                config = apply_overrides(config, own)
+            except ConfigError as exc:
+                raise ConfigError(f"{name}: {exc}") from None
+        prepared.append((experiment, config))
+    unknown = [key for key in overrides if key not in used]
+    if unknown:
+        raise ConfigError(f"--set key {unknown[0]!r} is a config key of none of the selected experiments "
+                          f"({', '.join(names)}); `privdyn show NAME` lists an experiment's keys.")
+    return prepared
 
 
 def __getattr__(name: str) -> Mapping[str, Experiment]:

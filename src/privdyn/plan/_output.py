@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from privdyn.experiments.outputs import atomic_path
 from privdyn.plan._plan import ParetoFront, Plan, Verification
+from privdyn.runs.outputs import atomic_path
 
 __all__ = ["write_plan"]
 

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from privdyn.experiments.results import CheckKind, fails_strict
 from privdyn.report.full_runs import full_run_outcome, full_run_summary
+from privdyn.runs.results import CheckKind, fails_strict
 
 __all__ = [
     "ReportError",

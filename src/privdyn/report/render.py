@@ -14,8 +14,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from privdyn.experiments.outputs import atomic_write_text
 from privdyn.report.collect import Report, collect
+from privdyn.runs.outputs import atomic_write_text
 
 __all__ = ["REPORT_FILE", "render", "write_report"]
 

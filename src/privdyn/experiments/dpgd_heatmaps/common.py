@@ -15,11 +15,11 @@ from privdyn import _check
 from privdyn.algorithms.dpgd import DPGDHyperparameters
 from privdyn.data import real
 from privdyn.data.synthetic import num_samples
-from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.dpgd_common import learning_rate_profile
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.plotting import pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.plotting import pyplot, save_figure, select_series
+from privdyn.runs.results import (
     FAMILY_LEVEL,
     Check,
     CheckKind,

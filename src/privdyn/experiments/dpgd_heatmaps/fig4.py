@@ -14,7 +14,6 @@ import numpy as np
 from privdyn import tuning
 from privdyn.algorithms.dpgd import simulate_dpgd
 from privdyn.dynamics.dpgd import isotropic_risk_ode
-from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.dpgd_common import PAPER, learning_rate_profile, synthetic_design
 from privdyn.experiments.dpgd_heatmaps.common import (
     CLAIM,
@@ -36,8 +35,9 @@ from privdyn.experiments.dpgd_heatmaps.common import (
     _summary_table,
     _valley,
 )
-from privdyn.experiments.naming import json_number, printed_value, unit_key
-from privdyn.experiments.results import (
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.naming import json_number, printed_value, unit_key
+from privdyn.runs.results import (
     Check,
     Metric,
     Series,

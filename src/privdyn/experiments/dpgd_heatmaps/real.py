@@ -13,7 +13,6 @@ import numpy as np
 from privdyn.algorithms.dpgd import simulate_dpgd
 from privdyn.data import real
 from privdyn.data.synthetic import num_samples
-from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.dpgd_common import PAPER
 from privdyn.experiments.dpgd_heatmaps.common import (
     _DATASET_SHAPES,
@@ -35,9 +34,11 @@ from privdyn.experiments.dpgd_heatmaps.common import (
     _summary_table,
     _valley,
 )
-from privdyn.experiments.labels import words
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.results import (
+from privdyn.rng import generator
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.labels import words
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.results import (
     Check,
     Metric,
     Series,
@@ -45,7 +46,6 @@ from privdyn.experiments.results import (
     check_not_applicable,
     finding,
 )
-from privdyn.rng import generator
 
 __all__ = ["Fig5", "Fig6"]
 

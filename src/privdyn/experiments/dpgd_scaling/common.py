@@ -16,10 +16,10 @@ from scipy import optimize
 from privdyn import _check
 from privdyn.dynamics import dpgd as ode
 from privdyn.dynamics import scaling
-from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.dpgd_common import learning_rate_profile, synthetic_design
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.results import CheckKind, loglog_slope
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.results import CheckKind, loglog_slope
 from privdyn.schedules import OutsideTheoryWarning
 
 __all__ = ["ScalingConfig", "Fig2Config", "Fig3Config", "optimize_initial_learning_rate", "loglog_slope"]

@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from privdyn.dynamics import dpgd as ode
-from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.dpgd_scaling.common import (
     _SOLVER_CHECK_KEY,
     _UNIT_CONFIG_KEYS,
@@ -34,9 +33,10 @@ from privdyn.experiments.dpgd_scaling.common import (
     _unit_key,
     optimize_initial_learning_rate,
 )
-from privdyn.experiments.naming import json_number, printed_value
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.naming import json_number, printed_value
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Check,
     Metric,
     Series,

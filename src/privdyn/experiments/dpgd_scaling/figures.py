@@ -22,8 +22,8 @@ from privdyn.experiments.dpgd_scaling.common import (
     _default_aspect_ratios,
 )
 from privdyn.experiments.dpgd_scaling.experiment import _ScalingExperiment
-from privdyn.experiments.naming import json_number, printed_value
-from privdyn.experiments.results import (
+from privdyn.runs.naming import json_number, printed_value
+from privdyn.runs.results import (
     Check,
     check_close,
     check_not_applicable,

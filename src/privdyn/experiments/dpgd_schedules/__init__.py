@@ -81,7 +81,7 @@ from privdyn.experiments.dpgd_schedules.fig8 import (
 from privdyn.experiments.dpgd_schedules.fig8 import (
     _split as _split,
 )
-from privdyn.experiments.results import (  # noqa: F401 - the former module constant Z stays importable
+from privdyn.runs.results import (  # noqa: F401 - the former module constant Z stays importable
     Z_SCORE as Z,
 )
 

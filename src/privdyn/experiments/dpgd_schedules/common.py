@@ -13,8 +13,8 @@ from numpy.typing import ArrayLike
 from privdyn import tuning
 from privdyn.algorithms.dpgd import DPGDHyperparameters
 from privdyn.experiments.dpgd_common import learning_rate_profile
-from privdyn.experiments.naming import json_number
-from privdyn.experiments.results import Z_SCORE, CheckKind, mean_se
+from privdyn.runs.naming import json_number
+from privdyn.runs.results import Z_SCORE, CheckKind, mean_se
 
 __all__ = ["TIE_RELATIVE", "FIG7_REFERENCE"]
 

@@ -13,8 +13,6 @@ import numpy as np
 from privdyn import _check
 from privdyn.algorithms.dpgd import simulate_dpgd
 from privdyn.dynamics.dpgd import final_private_risk
-from privdyn.experiments.base import Experiment, Findings, Unit
-from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.dpgd_common import PAPER, synthetic_design
 from privdyn.experiments.dpgd_schedules.common import (
     _PANEL,
@@ -32,9 +30,11 @@ from privdyn.experiments.dpgd_schedules.common import (
     _schedule_label,
     _tune_on_ode,
 )
-from privdyn.experiments.naming import json_number, printed_value, unit_key
-from privdyn.experiments.plotting import as_floats, mark_coincident, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.naming import json_number, printed_value, unit_key
+from privdyn.runs.plotting import as_floats, mark_coincident, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Z_SCORE,
     Check,
     Metric,

@@ -13,8 +13,6 @@ import numpy as np
 from privdyn import _check, rng
 from privdyn.algorithms.dpgd import simulate_dpgd
 from privdyn.data.real import ArrayDataset, load_dataset, split_and_standardize
-from privdyn.experiments.base import Experiment, Findings, Unit
-from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.dpgd_common import PAPER
 from privdyn.experiments.dpgd_schedules.common import (
     CLAIM,
@@ -27,10 +25,12 @@ from privdyn.experiments.dpgd_schedules.common import (
     _schedule_label,
 )
 from privdyn.experiments.dpgd_schedules.fig7 import Fig7
-from privdyn.experiments.labels import words
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.labels import words
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Z_SCORE,
     Check,
     Metric,

@@ -14,7 +14,7 @@ Checks:
 * invariant at d >= 500: the simulated mean of every curve point (t on the grid, θ_{n−1} against R(1⁻), the released
   θ_n against R(1) + jump) lies within z·SE of the ODE plus a derived finite-d allowance. z is Bonferroni-corrected
   at family-wise level 1e−6 over the curve's points (never below 5). The allowance is
-  :func:`~privdyn.experiments.results.finite_size_allowance`: |mean − ODE| at the largest d of the run in
+  :func:`~privdyn.runs.results.finite_size_allowance`: |mean − ODE| at the largest d of the run in
   [100, d), scaled by √(d_small/d) and capped at 3%·√(200/d) of the prediction. Below d = 500 the comparison is a
   finding;
 * paper claims: an independent ODE reference table (Figure 1; only at the paper's parameters), the

@@ -10,11 +10,11 @@ import numpy as np
 
 from privdyn import _check
 from privdyn.data.synthetic import SyntheticDesign, num_samples
-from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.dpgd_common import synthetic_design
-from privdyn.experiments.naming import unit_key
-from privdyn.experiments.results import CheckKind
 from privdyn.reference.dpgd_risk import _mu_nu_printed, reference_risk_ode  # noqa: F401 - the names lived here
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.naming import unit_key
+from privdyn.runs.results import CheckKind
 
 __all__ = ["Fig1Config", "reference_risk_ode"]
 

@@ -11,7 +11,6 @@ import numpy as np
 
 from privdyn.algorithms.dpgd import DPGDHyperparameters, simulate_dpgd
 from privdyn.dynamics import dpgd as dyn
-from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.dpgd_common import PAPER, learning_rate_profile
 from privdyn.experiments.dpgd_trajectory.common import (
     _PAPER_CONFIG,
@@ -29,9 +28,10 @@ from privdyn.experiments.dpgd_trajectory.common import (
     _stream_key,
     reference_risk_ode,
 )
-from privdyn.experiments.naming import json_number, printed_value, unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.naming import json_number, printed_value, unit_key
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Check,
     Metric,
     Series,

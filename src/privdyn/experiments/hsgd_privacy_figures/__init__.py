@@ -164,9 +164,6 @@ from privdyn.experiments.hsgd_privacy_figures.fig3 import (
 from privdyn.experiments.hsgd_privacy_figures.fig3 import (
     _batch_key as _batch_key,
 )
-from privdyn.experiments.results import (  # noqa: F401 - the former module constant Z stays importable
-    Z_SCORE as Z,
-)
 from privdyn.reference.hsgd_privacy import (
     _gaussian_renyi_stack as _gaussian_renyi_stack,
 )
@@ -193,6 +190,9 @@ from privdyn.reference.hsgd_privacy import (
 )
 from privdyn.reference.hsgd_privacy import (
     reference_ye_shokri as reference_ye_shokri,
+)
+from privdyn.runs.results import (  # noqa: F401 - the former module constant Z stays importable
+    Z_SCORE as Z,
 )
 
 EXPERIMENTS = (Fig1b(), Fig2b(), Fig3a(), Fig3b())

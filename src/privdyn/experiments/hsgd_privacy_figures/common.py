@@ -13,18 +13,18 @@ from privdyn import _check
 from privdyn.algorithms.noisy_sgd import CLIP_CONVENTIONS
 from privdyn.data.hsgd_design import UniformDesign, hsgd_problem
 from privdyn.dynamics import hsgd as dyn
-from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.hsgd_risk import paper_setting
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.results import (
+from privdyn.privacy import hsgd as priv
+from privdyn.reference.hsgd_privacy import _rounding_atol, dense_divergences, reference_rdp_epsilon
+from privdyn.rng import generator
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.results import (
     Check,
     CheckKind,
     check_close,
     check_not_applicable,
 )
-from privdyn.privacy import hsgd as priv
-from privdyn.reference.hsgd_privacy import _rounding_atol, dense_divergences, reference_rdp_epsilon
-from privdyn.rng import generator
 from privdyn.schedules import Constant
 
 __all__ = ["Fig1bConfig", "Fig2bConfig", "Fig3aConfig", "Fig3bConfig", "observed_dataset"]

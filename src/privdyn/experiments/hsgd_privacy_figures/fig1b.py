@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.hsgd_privacy_figures.common import (
     CLAIM,
     INVARIANT,
@@ -20,9 +19,13 @@ from privdyn.experiments.hsgd_privacy_figures.common import (
     observed_dataset,
 )
 from privdyn.experiments.hsgd_risk import PAPER, paper_setting
-from privdyn.experiments.naming import unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.privacy import hsgd as priv
+from privdyn.reference.hsgd_privacy import _mixture, _rounding_atol, reference_divergences
+from privdyn.rng import generator
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.naming import unit_key
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Z_SCORE,
     Check,
     Metric,
@@ -31,9 +34,6 @@ from privdyn.experiments.results import (
     check_close,
     finding,
 )
-from privdyn.privacy import hsgd as priv
-from privdyn.reference.hsgd_privacy import _mixture, _rounding_atol, reference_divergences
-from privdyn.rng import generator
 
 __all__ = ["Fig1b"]
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.hsgd_privacy_figures.common import (
     _REF_FIG2B,
     CLAIM,
@@ -21,9 +20,10 @@ from privdyn.experiments.hsgd_privacy_figures.common import (
     _privacy_params,
 )
 from privdyn.experiments.hsgd_risk import PAPER
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Check,
     Metric,
     Series,

@@ -13,7 +13,6 @@ import numpy as np
 from privdyn.algorithms.noisy_sgd import simulate_noisy_sgd
 from privdyn.data.hsgd_design import hsgd_problem
 from privdyn.dynamics import hsgd as dyn
-from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.hsgd_privacy_figures.common import (
     _REF_YE_SHOKRI,
     CLAIM,
@@ -27,9 +26,12 @@ from privdyn.experiments.hsgd_privacy_figures.common import (
     _privacy_params,
 )
 from privdyn.experiments.hsgd_risk import PAPER, paper_setting
-from privdyn.experiments.naming import json_number, printed_value, unit_key
-from privdyn.experiments.plotting import as_floats, mark_coincident, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.privacy.hidden_state import ye_shokri_rdp
+from privdyn.reference.hsgd_privacy import reference_ye_shokri
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.naming import json_number, printed_value, unit_key
+from privdyn.runs.plotting import as_floats, mark_coincident, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Z_SCORE,
     Check,
     Metric,
@@ -40,8 +42,6 @@ from privdyn.experiments.results import (
     finding,
     mean_se,
 )
-from privdyn.privacy.hidden_state import ye_shokri_rdp
-from privdyn.reference.hsgd_privacy import reference_ye_shokri
 from privdyn.schedules import Constant
 
 __all__ = ["Fig3a", "Fig3b"]

@@ -12,9 +12,6 @@ from privdyn import _check
 from privdyn.algorithms.noisy_sgd import NoisySGDSimulation, simulate_noisy_sgd
 from privdyn.data.hsgd_design import UniformDesign, hsgd_problem, paper_design
 from privdyn.dynamics import hsgd as dyn
-from privdyn.experiments.config import ExperimentConfig
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.results import CheckKind
 from privdyn.reference.hsgd_risk import (  # noqa: F401 - re-exported: the names lived here
     REFERENCE_RTOL,
     ReferenceMoments,
@@ -24,6 +21,9 @@ from privdyn.reference.hsgd_risk import (  # noqa: F401 - re-exported: the names
     reference_moments,
 )
 from privdyn.rng import generator
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.results import CheckKind
 from privdyn.schedules import Constant
 
 __all__ = [

@@ -11,7 +11,6 @@ import numpy as np
 from scipy import stats
 
 from privdyn.dynamics import hsgd as dyn
-from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.hsgd_risk.common import (
     _QUANTILES,
     CLAIM,
@@ -27,9 +26,10 @@ from privdyn.experiments.hsgd_risk.common import (
     paper_setting,
     reference_moments,
 )
-from privdyn.experiments.naming import json_number
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.naming import json_number
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     FAMILY_LEVEL,
     Check,
     Metric,

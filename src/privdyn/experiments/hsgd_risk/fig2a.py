@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from privdyn.dynamics import hsgd as dyn
-from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.hsgd_risk.common import (
     CLAIM,
     INVARIANT,
@@ -30,9 +29,10 @@ from privdyn.experiments.hsgd_risk.common import (
     reference_limit,
     reference_moments,
 )
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Check,
     Metric,
     Series,

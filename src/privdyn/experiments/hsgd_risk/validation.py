@@ -15,12 +15,13 @@ from privdyn.algorithms.noisy_sgd import simulate_noisy_sgd
 from privdyn.data.hsgd_design import gaussian_design, hsgd_problem
 from privdyn.data.synthetic import SyntheticDesign
 from privdyn.dynamics import hsgd as dyn
-from privdyn.experiments.base import Experiment, Findings, Unit
-from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.hsgd_risk.common import CLAIM, INVARIANT, PAPER, REFINEMENTS, paper_setting
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.rng import generator
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Z_SCORE,
     Check,
     Metric,
@@ -31,7 +32,6 @@ from privdyn.experiments.results import (
     mean_se,
     weighted_slope,
 )
-from privdyn.rng import generator
 from privdyn.schedules import Constant
 from privdyn.spectra import Spectrum
 

@@ -120,7 +120,7 @@ from privdyn.experiments.kan_identities.stability import (
 from privdyn.experiments.kan_identities.stability import (
     _stability_seed as _stability_seed,
 )
-from privdyn.experiments.results import (  # noqa: F401 - the former module constant stays importable
+from privdyn.runs.results import (  # noqa: F401 - the former module constant stays importable
     Z_SCORE as Z_SCORE,
 )
 

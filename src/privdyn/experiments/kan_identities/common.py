@@ -11,9 +11,9 @@ import numpy as np
 
 from privdyn.bounds import kan as kb
 from privdyn.data.classification import BINARY_DATASETS, load_binary_dataset, scale_to_unit_ball
-from privdyn.experiments.config import ExperimentConfig
-from privdyn.experiments.results import CheckKind
 from privdyn.models.kan import KAN
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.results import CheckKind
 
 __all__ = ["DATASETS", "load_pool"]
 

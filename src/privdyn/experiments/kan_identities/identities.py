@@ -13,7 +13,6 @@ import numpy as np
 
 from privdyn import rng
 from privdyn.algorithms.dpsgd import dpsgd, sample_batches
-from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.kan_identities.common import (
     INVARIANT,
     MAX_ENUMERATION_N,
@@ -27,9 +26,11 @@ from privdyn.experiments.kan_identities.common import (
     _theory_regime,
     load_pool,
 )
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.plotting import as_floats, mark_coincident, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.privacy.correlated import step_normals
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.plotting import as_floats, mark_coincident, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Check,
     Metric,
     Series,
@@ -38,7 +39,6 @@ from privdyn.experiments.results import (
     check_not_applicable,
     finding,
 )
-from privdyn.privacy.correlated import step_normals
 
 __all__ = ["IdentitiesConfig", "Identities"]
 

@@ -13,7 +13,6 @@ import numpy as np
 from privdyn import rng
 from privdyn.algorithms.dpsgd import DPSGDResult, dpsgd
 from privdyn.bounds import kan as kb
-from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.kan_identities.common import (
     INVARIANT,
     PAPER,
@@ -26,9 +25,11 @@ from privdyn.experiments.kan_identities.common import (
     _theory_regime,
     load_pool,
 )
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.privacy.correlated import step_normals
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Z_SCORE,
     Check,
     Metric,
@@ -36,7 +37,6 @@ from privdyn.experiments.results import (
     finding,
     mean_se,
 )
-from privdyn.privacy.correlated import step_normals
 
 __all__ = ["StabilityConfig", "Stability"]
 

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from privdyn.experiments.kan_privacy.common import INVARIANT
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.results import Check, CheckKind, Metric, Table, check_close, check_ordering, finding
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.results import Check, CheckKind, Metric, Table, check_close, check_ordering, finding
 
 __all__ = ["AMPLIFIED_EXACT_RTOL", "amplified_units", "amplified_unit_config", "compute_amplified_unit",
            "compute_exact_unit", "amplified_findings"]

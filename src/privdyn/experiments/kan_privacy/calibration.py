@@ -11,14 +11,16 @@ from typing import Any
 import numpy as np
 
 from privdyn import _check
-from privdyn.experiments.base import Experiment, Findings, Unit
-from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.kan_privacy import amplified
 from privdyn.experiments.kan_privacy.common import CLAIM, INVARIANT, PAPER, _check_noise_correlations
-from privdyn.experiments.labels import words
-from privdyn.experiments.naming import json_number, printed_value, unit_key
-from privdyn.experiments.plotting import as_floats, mark_coincident, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.privacy import correlated_calibration as calibration
+from privdyn.reference.kan_noise_multipliers import reference_noise_multiplier_d9, reference_noise_multiplier_f12
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.labels import words
+from privdyn.runs.naming import json_number, printed_value, unit_key
+from privdyn.runs.plotting import as_floats, mark_coincident, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Check,
     CheckKind,
     Metric,
@@ -28,8 +30,6 @@ from privdyn.experiments.results import (
     check_not_applicable,
     finding,
 )
-from privdyn.privacy import correlated_calibration as calibration
-from privdyn.reference.kan_noise_multipliers import reference_noise_multiplier_d9, reference_noise_multiplier_f12
 
 __all__ = ["CalibrationConfig", "Calibration", "reference_noise_multiplier_f12", "reference_noise_multiplier_d9"]
 

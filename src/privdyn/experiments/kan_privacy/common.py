@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from privdyn import _check
-from privdyn.experiments.results import CheckKind
+from privdyn.runs.results import CheckKind
 
 __all__ = ["PAPER", "cumulative_noise_variance"]
 

@@ -12,8 +12,6 @@ from typing import Any
 import numpy as np
 
 from privdyn import _check
-from privdyn.experiments.base import Experiment, Findings, Unit
-from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.kan_privacy.common import (
     CLAIM,
     INVARIANT,
@@ -21,9 +19,12 @@ from privdyn.experiments.kan_privacy.common import (
     _check_noise_correlations,
     cumulative_noise_variance,
 )
-from privdyn.experiments.naming import json_number, printed_value, unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.privacy.correlated import LambdaCGD, step_normals
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.naming import json_number, printed_value, unit_key
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Check,
     Metric,
     Series,
@@ -33,7 +34,6 @@ from privdyn.experiments.results import (
     check_not_applicable,
     finding,
 )
-from privdyn.privacy.correlated import LambdaCGD, step_normals
 
 __all__ = ["MIN_COORDINATES", "CumulativeNoiseConfig", "Fig1Right"]
 

@@ -13,7 +13,6 @@ import numpy as np
 from privdyn.algorithms.dpsgd import dpsgd
 from privdyn.bounds import kan as kb
 from privdyn.bounds.ntk_margin import ntk_margin
-from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.kan_training.common import (
     _POPULATION_THEOREM,
     INVARIANT,
@@ -24,9 +23,13 @@ from privdyn.experiments.kan_training.common import (
     _kan_params,
     t_interval,
 )
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.models.kan import KAN
+from privdyn.privacy import correlated_calibration as cal
+from privdyn.rng import counter_stream, generator
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Check,
     CheckKind,
     Metric,
@@ -36,9 +39,6 @@ from privdyn.experiments.results import (
     check_ordering,
     finding,
 )
-from privdyn.models.kan import KAN
-from privdyn.privacy import correlated_calibration as cal
-from privdyn.rng import counter_stream, generator
 
 __all__ = ["Bounds"]
 

@@ -12,12 +12,12 @@ import numpy as np
 from scipy import stats
 
 from privdyn.data.classification import load_binary_dataset, scale_to_unit_ball
-from privdyn.experiments.config import ExperimentConfig
-from privdyn.experiments.naming import unit_key
-from privdyn.experiments.results import CheckKind
 from privdyn.models.kan import KAN
 from privdyn.privacy import correlated_calibration as cal
 from privdyn.rng import generator
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.naming import unit_key
+from privdyn.runs.results import CheckKind
 
 __all__ = ["Fig1LeftConfig", "BoundsConfig", "t_interval", "reference_clipped_sgd",
            "calibrated_kappa", "f12_conditions", "poisson_pld_kappa", "logistic_regression_accuracy", "training_size"]

@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from privdyn.algorithms.dpsgd import dpsgd
-from privdyn.experiments.base import Experiment, Findings, Unit
 from privdyn.experiments.kan_training.common import (
     INVARIANT,
     PANELS,
@@ -30,10 +29,13 @@ from privdyn.experiments.kan_training.common import (
     t_interval,
 )
 from privdyn.experiments.kan_training.kappas import KAPPA_RTOL
-from privdyn.experiments.labels import words
-from privdyn.experiments.naming import json_number, unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import (
+from privdyn.models.kan import KAN
+from privdyn.rng import counter_stream, generator
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.labels import words
+from privdyn.runs.naming import json_number, unit_key
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import (
     Check,
     CheckKind,
     Metric,
@@ -44,8 +46,6 @@ from privdyn.experiments.results import (
     check_ordering,
     finding,
 )
-from privdyn.models.kan import KAN
-from privdyn.rng import counter_stream, generator
 
 __all__ = ["Fig1Left"]
 

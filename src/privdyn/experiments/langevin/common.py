@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from privdyn.experiments.results import CheckKind
+from privdyn.runs.results import CheckKind
 
 __all__: list[str] = []
 

@@ -11,12 +11,14 @@ from typing import Any
 import numpy as np
 
 from privdyn import _check
-from privdyn.experiments.base import Experiment, Findings, Unit
-from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.langevin.common import CLAIM, INVARIANT, PAPER
-from privdyn.experiments.naming import printed_value
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure
-from privdyn.experiments.results import (
+from privdyn.privacy import conversions
+from privdyn.privacy import langevin as lv
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.naming import printed_value
+from privdyn.runs.plotting import as_floats, pyplot, save_figure
+from privdyn.runs.results import (
     Check,
     Metric,
     Series,
@@ -25,8 +27,6 @@ from privdyn.experiments.results import (
     check_not_applicable,
     check_ordering,
 )
-from privdyn.privacy import conversions
-from privdyn.privacy import langevin as lv
 
 __all__ = ["Table1"]
 

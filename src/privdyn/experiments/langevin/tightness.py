@@ -13,13 +13,14 @@ import numpy as np
 
 from privdyn import _check, rng
 from privdyn.algorithms import noisy_gd as ngd
-from privdyn.experiments.base import Experiment, Findings, Unit
-from privdyn.experiments.config import ExperimentConfig
-from privdyn.experiments.labels import words
 from privdyn.experiments.langevin.common import CLAIM, INVARIANT, PAPER
-from privdyn.experiments.naming import json_number, printed_value
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure
-from privdyn.experiments.results import (
+from privdyn.privacy import langevin as lv
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.labels import words
+from privdyn.runs.naming import json_number, printed_value
+from privdyn.runs.plotting import as_floats, pyplot, save_figure
+from privdyn.runs.results import (
     Check,
     Series,
     check_close,
@@ -27,7 +28,6 @@ from privdyn.experiments.results import (
     check_not_applicable,
     check_ordering,
 )
-from privdyn.privacy import langevin as lv
 
 __all__ = ["Tightness"]
 

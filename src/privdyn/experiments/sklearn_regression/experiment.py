@@ -33,13 +33,13 @@ from typing import Any
 
 import numpy as np
 
-from privdyn.experiments.base import Experiment, Findings, Unit
-from privdyn.experiments.config import ConfigError, ExperimentConfig
-from privdyn.experiments.naming import unit_key
-from privdyn.experiments.plotting import as_floats, pyplot, save_figure, select_series
-from privdyn.experiments.results import Check, CheckKind, Metric, Series, Table
 from privdyn.experiments.sklearn_regression.datasets import DATASETS, EXTRA, load, missing_packages
 from privdyn.experiments.sklearn_regression.methods import METHODS, fit_predict, public_stats_run
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.config import ConfigError, ExperimentConfig
+from privdyn.runs.naming import unit_key
+from privdyn.runs.plotting import as_floats, pyplot, save_figure, select_series
+from privdyn.runs.results import Check, CheckKind, Metric, Series, Table
 
 __all__ = ["SklearnRegressionConfig", "SklearnRegression"]
 

@@ -2,7 +2,7 @@
 
 An experiment regenerates one paper figure or table and checks the paper's claims. It is written as
 
-1. a typed, frozen config (:class:`~privdyn.experiments.config.ExperimentConfig`), the paper's setting by default;
+1. a typed, frozen config (:class:`~privdyn.runs.config.ExperimentConfig`), the paper's setting by default;
 2. :meth:`Experiment.units`: a list of independent :class:`Unit` s, each with a key unique in the experiment and the
    part of the config it depends on (a batch of simulator runs, a grid point, one curve);
 3. :meth:`Experiment.compute_unit`: a pure function of (config, unit, seed) returning a JSON-compatible mapping; it
@@ -10,7 +10,7 @@ An experiment regenerates one paper figure or table and checks the paper's claim
 4. :meth:`Experiment.assemble`: a pure function from the unit outputs to series, tables, metrics and checks;
 5. :meth:`Experiment.plot`: draws figures from the assembled result dictionary only.
 
-The runner (:mod:`privdyn.experiments.runner`) wires these together and writes the outputs.
+The runner (:mod:`privdyn.runs.runner`) wires these together and writes the outputs.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
-from privdyn.experiments.config import ExperimentConfig
-from privdyn.experiments.results import Check, Metric, Series, Table
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.results import Check, Metric, Series, Table
 
 __all__ = ["Unit", "Findings", "Experiment"]
 

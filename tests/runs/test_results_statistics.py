@@ -1,4 +1,4 @@
-"""The shared statistics of privdyn.experiments.results: the z constant, Bonferroni's z, mean ± SE, slope fits."""
+"""The shared statistics of privdyn.runs.results: the z constant, Bonferroni's z, mean ± SE, slope fits."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privdyn.experiments.results import Z_SCORE, bonferroni_z, loglog_slope, mean_se, weighted_slope
+from privdyn.runs.results import Z_SCORE, bonferroni_z, loglog_slope, mean_se, weighted_slope
 
 
 def test_bonferroni_z_never_goes_below_the_single_comparison_z():

@@ -1,4 +1,4 @@
-"""The quick configs keep each Monte-Carlo check's power at any seed (privdyn.experiments.power)."""
+"""The quick configs keep each Monte-Carlo check's power at any seed (privdyn.runs.power)."""
 
 import dataclasses
 import math
@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from privdyn.experiments import registry
-from privdyn.experiments.power import (
+from privdyn.runs.power import (
     CALIBRATION_SEEDS,
     QUICK_SE_CALIBRATION,
     Calibration,
@@ -17,7 +17,7 @@ from privdyn.experiments.power import (
     quick_power_check,
     quick_se_cap,
 )
-from privdyn.experiments.runner import prepare, run_experiment
+from privdyn.runs.runner import run_experiment
 
 
 def _mc(name, se):
@@ -108,7 +108,7 @@ def _power(result):
 
 @pytest.mark.parametrize("seed", [0, 3])
 def test_a_quick_run_carries_the_power_check_and_fails_it_when_the_quick_config_loses_runs(monkeypatch, seed):
-    experiment, config = prepare("langevin-tightness", quick=True)
+    experiment, config = registry.prepare("langevin-tightness", quick=True)
     (power,) = _power(run_experiment(experiment, config, quick=True, seed=seed))
     assert power["passed"] is True, power["note"]
 
@@ -120,7 +120,7 @@ def test_a_quick_run_carries_the_power_check_and_fails_it_when_the_quick_config_
 
 
 def test_runs_with_overrides_are_not_the_quick_config_and_get_no_power_check():
-    experiment, config = prepare("langevin-tightness", quick=True, overrides={"mc_num_runs": 20_000})
+    experiment, config = registry.prepare("langevin-tightness", quick=True, overrides={"mc_num_runs": 20_000})
     assert _power(run_experiment(experiment, config, quick=True)) == []
-    experiment, config = prepare("langevin-tightness", quick=False, overrides={"mc_num_runs": 20_000})
+    experiment, config = registry.prepare("langevin-tightness", quick=False, overrides={"mc_num_runs": 20_000})
     assert _power(run_experiment(experiment, config, quick=False)) == []

@@ -5,13 +5,14 @@ import logging
 import numpy as np
 import pytest
 
-from privdyn.experiments import runner
+from privdyn.experiments import registry
+from privdyn.runs import runner
 
 OVERRIDES = {"mc_num_runs": 8_000, "mc_block_size": 1_000, "max_num_steps": 100}
 
 
 def run_with(executor):
-    experiment, config = runner.prepare("langevin-tightness", quick=True, overrides=OVERRIDES)
+    experiment, config = registry.prepare("langevin-tightness", quick=True, overrides=OVERRIDES)
     return runner.run_experiment(experiment, config, seed=7, quick=True, executor=executor)
 
 

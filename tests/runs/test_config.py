@@ -5,7 +5,7 @@ from typing import Literal
 
 import pytest
 
-from privdyn.experiments.config import ConfigError, ExperimentConfig, apply_overrides, parse_overrides
+from privdyn.runs.config import ConfigError, ExperimentConfig, apply_overrides, parse_overrides
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from privdyn.experiments.outputs import atomic_path
+from privdyn.runs.outputs import atomic_path
 
 __all__ = ["COLORBLIND_SAFE", "FIGURE_FORMATS", "MAX_LOG_DECADES", "pyplot", "figure_files", "save_figure",
            "layout_problems", "coincident_lines", "mark_coincident", "select_series", "as_floats"]
@@ -179,7 +179,7 @@ _ON_TOP = "drawn on top of"
 
 def coincident_lines(ax: Any, rtol: float = 1e-6) -> list[tuple[Any, Any]]:
     """Pairs of labelled curves of ``ax`` (earlier, later) with the same points to ``rtol`` (relative to the earlier
-    curve's largest |y|): the later one hides the earlier one."""
+    curve's largest abs(y)): the later one hides the earlier one."""
     import numpy as np
 
     lines = [line for line in ax.get_lines() if line.get_visible() and not line.get_label().startswith("_")

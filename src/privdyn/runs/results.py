@@ -149,7 +149,7 @@ class Check:
     """One asserted (or measured) statement. ``passed`` is None for findings and not-applicable checks.
 
     ``margin`` is how far inside its pass region the check landed, in the units of ``tolerance``: the tolerance
-    minus the deviation it bounds (|measured − expected|, relative where the tolerance is relative; for an ordering,
+    minus the deviation it bounds (abs(measured − expected), relative where the tolerance is relative; for an ordering,
     the relative excess in ``measured``). It is >= 0 when the check passes and < 0 when it fails; None where the
     check states no single tolerance (its claim says what is compared).
 
@@ -210,7 +210,7 @@ def check_close(
     atol: float | None = None,
     note: str = "",
 ) -> Check:
-    """Compare numbers (or equal-shape arrays): passes when every |measured − expected| ≤ atol + rtol·|expected|.
+    """Compare numbers (or equal-shape arrays): passes when every abs(measured − expected) ≤ atol + rtol·abs(expected).
 
     The recorded tolerance is ``rtol`` when only a relative tolerance is given, else ``atol``; the margin is in
     the same units (relative, resp. absolute), at the worst element.
@@ -258,7 +258,7 @@ Z_SCORE = 5.0
 def check_monte_carlo(name: str, *, claim: str, expected: float, measured: float, standard_error: float,
                       z: float = Z_SCORE, bias_allowance: float = 0.0, kind: CheckKind = CheckKind.INVARIANT,
                       note: str = "", point_standard_errors: Sequence[float] | np.ndarray | None = None) -> Check:
-    """A Monte-Carlo comparison: passes when |measured − expected| ≤ z·SE + bias_allowance.
+    """A Monte-Carlo comparison: passes when abs(measured − expected) ≤ z·SE + bias_allowance.
 
     The tolerance field records z·SE + bias_allowance (the smallest detectable error); the note states z. A check
     reported at the worst of several compared points passes that point's SE as ``standard_error`` and the SE of
@@ -342,12 +342,12 @@ def finite_size_allowance(small_size_bias: float, *, small_size: float, size: fl
 
     Deterministic equivalents (ODEs, Volterra equations) describe the d → ∞ limit; at finite d a simulated mean sits off
     them by a bias of order d^(−exponent) (d^(−½) for the dpgd ODE of arXiv 2505.16329, Theorem 1: about 1% at d = 200).
-    Measuring |mean − prediction| at ``small_size`` and scaling it by (small_size/size)^exponent gives the allowance at
-    ``size``; the result is capped at ``cap`` (an absolute amount, e.g. 3%·√(200/d) of the prediction), so a large
-    discrepancy at the small size cannot excuse one at the large size.
+    Measuring the bias abs(mean − prediction) at ``small_size`` and scaling it by (small_size/size)^exponent gives the
+    allowance at ``size``; the result is capped at ``cap`` (an absolute amount, e.g. 3%·√(200/d) of the prediction), so
+    a large discrepancy at the small size cannot excuse one at the large size.
 
     Args:
-        small_size_bias: |simulated mean − prediction| measured at ``small_size`` (includes its sampling error,
+        small_size_bias: abs(simulated mean − prediction) measured at ``small_size`` (includes its sampling error,
             which only makes the allowance more generous, never above ``cap``).
         small_size, size: the two sizes (e.g. dimensions d), 0 < small_size <= size.
         cap: the largest allowance, >= 0.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from privdyn.experiments import outputs, plotting
+from privdyn.runs import outputs, plotting
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

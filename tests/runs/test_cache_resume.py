@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from privdyn import rng
-from privdyn.experiments import cache as cache_module
-from privdyn.experiments import runner
-from privdyn.experiments.base import Experiment, Findings, Unit
-from privdyn.experiments.config import ExperimentConfig
-from privdyn.experiments.progress import reporting, unit_progress
-from privdyn.experiments.results import Metric, Series
+from privdyn.runs import cache as cache_module
+from privdyn.runs import runner
+from privdyn.runs.base import Experiment, Findings, Unit
+from privdyn.runs.config import ExperimentConfig
+from privdyn.runs.progress import reporting, unit_progress
+from privdyn.runs.results import Metric, Series
 
 CALLS: list[str] = []
 FAIL_ON: set[str] = set()

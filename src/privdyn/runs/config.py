@@ -33,7 +33,7 @@ DEFAULT_OUT_DIR = Path("privdyn-results")
 """Where ``privdyn run`` and ``privdyn reproduce`` write when ``--out`` is not given."""
 
 EXECUTOR_SPECS = ("serial", "local", "dask-local", "tcp://HOST:PORT")
-"""The ``--executor`` values (see :func:`privdyn.experiments.runner.open_executor`)."""
+"""The ``--executor`` values (see :func:`privdyn.runs.runner.open_executor`)."""
 
 DEFAULT_EXECUTOR = "local"
 

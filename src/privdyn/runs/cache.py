@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 import privdyn
-from privdyn.experiments.base import Unit
-from privdyn.experiments.outputs import atomic_write_text
+from privdyn.runs.base import Unit
+from privdyn.runs.outputs import atomic_write_text
 
 __all__ = ["source_hash", "tree_hash", "normalize", "UnitCache", "UnitLock"]
 

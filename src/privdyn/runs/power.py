@@ -50,7 +50,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from privdyn.experiments.results import Check, CheckKind
+from privdyn.runs.results import Check, CheckKind
 
 __all__ = ["CALIBRATION_SEEDS", "QUICK_CAP_LEVEL", "QUICK_SE_CALIBRATION", "Calibration", "calibrate", "derive_cap",
            "quick_power_check", "quick_se_cap"]
@@ -86,7 +86,8 @@ class Calibration:
 
 @functools.cache
 def derive_cap(standard_error: float, dof: float, level: float = QUICK_CAP_LEVEL) -> float:
-    """The upper 1 − ``level`` quantile of an SE with SE² ~ ``standard_error``²·χ²_dof/dof: s·√(χ²_dof(1 − level)/dof).
+    """The upper 1 − ``level`` quantile of an SE with SE² ~ s²·χ²_dof/dof: s·√(χ²_dof(1 − level)/dof), s the
+    ``standard_error``.
 
     Args:
         standard_error: s ≥ 0.
@@ -293,10 +294,10 @@ def quick_power_check(experiment: str, checks: Iterable[Mapping[str, Any]]) -> C
     if count == 0:
         return None
     problems = ([f"SE above its cap: {'; '.join(over)}"] if over else []) + (
-        [f"no stated cap (add one to privdyn.experiments.power.QUICK_SE_CALIBRATION): {'; '.join(unstated)}"]
+        [f"no stated cap (add one to privdyn.runs.power.QUICK_SE_CALIBRATION): {'; '.join(unstated)}"]
         if unstated else [])
     note = (" ".join(problems) if problems
-            else f"{count} Monte-Carlo check(s), each within its SE cap (privdyn.experiments.power; worst SE / cap "
+            else f"{count} Monte-Carlo check(s), each within its SE cap (privdyn.runs.power; worst SE / cap "
                  f"{worst_ratio:.3g}).")
     return Check(name="quick_monte_carlo_power", kind=CheckKind.INVARIANT,
                  claim="under --quick every Monte-Carlo check keeps its power: SE ≤ its cap (the upper 1 − 1e-5 "

@@ -1,9 +1,9 @@
-"""Running experiments: config preparation, executors, cached unit execution, assembly and output writing.
+"""Running experiments: executors, cached unit execution, assembly and output writing.
 
-The pipeline is ``prepare`` (validate everything, write nothing) → ``compute_units`` (units not in the cache,
-through any :class:`concurrent.futures.Executor`; each output cached as it arrives) → ``assemble`` (pure) →
-``write_outputs`` (atomic files). Only this process (the client) reads and writes files; workers only compute.
-Every unit runs with BLAS pinned to one thread, so all executors give the same numbers.
+The pipeline is :func:`privdyn.experiments.registry.prepare` (validate everything, write nothing) →
+``compute_units`` (units not in the cache, through any :class:`concurrent.futures.Executor`; each output cached as it
+arrives) → ``assemble`` (pure) → ``write_outputs`` (atomic files). Only this process (the client) reads and writes
+files; workers only compute. Every unit runs with BLAS pinned to one thread, so all executors give the same numbers.
 """
 
 from __future__ import annotations
@@ -21,19 +21,17 @@ from typing import Any, TypeVar
 
 from threadpoolctl import threadpool_limits
 
-from privdyn.experiments import outputs, plotting, registry
-from privdyn.experiments.base import Experiment, Unit
-from privdyn.experiments.cache import UnitCache, UnitLock, normalize
-from privdyn.experiments.config import (
+from privdyn.runs import outputs, plotting
+from privdyn.runs.base import Experiment, Unit
+from privdyn.runs.cache import UnitCache, UnitLock, normalize
+from privdyn.runs.config import (
     DEFAULT_EXECUTOR,
     DEFAULT_OUT_DIR,
     EXECUTOR_SPECS,
     ConfigError,
     ExperimentConfig,
-    apply_overrides,
-    has_key,
 )
-from privdyn.experiments.power import quick_power_check
+from privdyn.runs.power import quick_power_check
 
 __all__ = [
     "DEFAULT_OUT_DIR",
@@ -41,8 +39,6 @@ __all__ = [
     "SerialExecutor",
     "UnitCounts",
     "open_executor",
-    "prepare",
-    "prepare_selection",
     "compute_units",
     "build_result",
     "write_outputs",
@@ -58,7 +54,8 @@ T = TypeVar("T")
 class SerialExecutor(concurrent.futures.Executor):
     """Runs each submitted call immediately in this process (the ``serial`` executor)."""
 
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[T]:  # noqa: D102
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[T]:
+        """Call ``fn(*args, **kwargs)`` now; return a future that holds its result or the exception it raised."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         try:
             future.set_result(fn(*args, **kwargs))
@@ -158,46 +155,6 @@ def open_executor(spec: str = DEFAULT_EXECUTOR, *,
         raise ConfigError(f"--executor {spec}: cannot reach the Dask scheduler ({exc}).") from None
     with client:
         yield client.get_executor()
-
-
-def prepare(name: str, *, quick: bool = False, overrides: Mapping[str, Any] | None = None,
-            ) -> tuple[Experiment, ExperimentConfig]:
-    """Look up an experiment and build its validated config (``--quick`` first, then overrides)."""
-    try:
-        experiment = registry.get(name)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    config = experiment.config(quick=quick)
-    if overrides:
-        config = apply_overrides(config, overrides)
-    return experiment, config
-
-
-def prepare_selection(names: Sequence[str], *, quick: bool = False, overrides: Mapping[str, Any] | None = None,
-                      ) -> list[tuple[Experiment, ExperimentConfig]]:
-    """:func:`prepare` for several experiments, each with the overrides whose keys its config has.
-
-    An override key that no selected experiment has is a :class:`ConfigError`, as is any override value that an
-    experiment with the key rejects; everything is validated before anything runs.
-    """
-    overrides = dict(overrides or {})
-    prepared = []
-    used: set[str] = set()
-    for name in names:
-        experiment, config = prepare(name, quick=quick)
-        own = {key: value for key, value in overrides.items() if has_key(config, key)}
-        used.update(own)
-        if own:
-            try:
-                config = apply_overrides(config, own)
-            except ConfigError as exc:
-                raise ConfigError(f"{name}: {exc}") from None
-        prepared.append((experiment, config))
-    unknown = [key for key in overrides if key not in used]
-    if unknown:
-        raise ConfigError(f"--set key {unknown[0]!r} is a config key of none of the selected experiments "
-                          f"({', '.join(names)}); `privdyn show NAME` lists an experiment's keys.")
-    return prepared
 
 
 def _run_unit(experiment: Experiment, config: ExperimentConfig, unit: Unit,
@@ -332,7 +289,7 @@ def build_result(experiment: Experiment, config: ExperimentConfig, unit_outputs:
     """Assemble the ``result.json`` dictionary (without the artifact list, which the writer fills).
 
     A run of an unmodified quick config also gets the invariant that its Monte-Carlo checks kept their power
-    (:func:`privdyn.experiments.power.quick_power_check`).
+    (:func:`privdyn.runs.power.quick_power_check`).
     """
     findings = experiment.assemble(config, unit_outputs, seed=seed, quick=quick)
     checks = [c.to_json() for c in findings.checks]
