@@ -14,7 +14,7 @@ from privdyn.experiments.config import ExperimentConfig
 from privdyn.experiments.dpgd_common import synthetic_design
 from privdyn.experiments.naming import unit_key
 from privdyn.experiments.results import CheckKind
-from privdyn.reference.dpgd_risk import _mu_nu_printed, reference_risk_ode  # noqa: F401 - the names lived here
+from privdyn.reference.dpgd_risk import reference_risk_ode
 
 __all__ = ["Fig1Config", "reference_risk_ode"]
 

@@ -18,8 +18,6 @@ from privdyn.experiments.results import CheckKind
 from privdyn.reference.hsgd_risk import (  # noqa: F401 - re-exported: the names lived here
     REFERENCE_RTOL,
     ReferenceMoments,
-    _projections,
-    _reference_inputs,
     reference_limit,
     reference_moments,
 )
