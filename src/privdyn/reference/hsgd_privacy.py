@@ -25,7 +25,7 @@ __all__ = ["reference_divergences", "reference_rdp_epsilon", "dense_divergences"
 
 def rounding_atol(renyi_order: float, size: int) -> float:
     """Absolute rounding allowance of a Gaussian Rényi divergence computed from log-determinants of ``size`` × ``size``
-    whitened matrices near the identity: each log-determinant carries ≲ size·eps, weighted by (|1 − α| + α + 1)/
+    whitened matrices near the identity: each log-determinant carries ≲ size·eps, weighted by (abs(1 − α) + α + 1)/
     (2(α − 1)) = α/(α − 1); a factor 16 covers the solve of the mean term."""
     return 16.0 * size * np.finfo(float).eps * renyi_order / (renyi_order - 1.0)
 
