@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.exceptions import TyperException
 
-from privdyn.audit._cli import audit_command
-from privdyn.plan._account_cli import account_command
-from privdyn.plan._cli import plan_app
+from privdyn.audit.cli import audit_command
+from privdyn.plan.account_cli import account_command
+from privdyn.plan.cli import plan_app
 from privdyn.runs import progress
 from privdyn.runs.config import DEFAULT_EXECUTOR, DEFAULT_OUT_DIR, ConfigError, parse_overrides
 

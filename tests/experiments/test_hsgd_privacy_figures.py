@@ -201,11 +201,13 @@ def test_reduced_solver_on_a_many_group_gaussian_design():
 
 
 def test_gaussian_renyi_stack_known_values():
+    from privdyn.reference.hsgd_privacy import _gaussian_renyi_stack
+
     # 1-D check of the spec §4.3: (μ, s) = (0, 1) vs (0.5, 1.3), α = 2: quadrature gives 0.1962 (correct order)
-    value = figs._gaussian_renyi_stack(2.0, np.array([[-0.5]]), np.array([[[1.0]]]), np.array([[[1.3**2]]]))
+    value = _gaussian_renyi_stack(2.0, np.array([[-0.5]]), np.array([[[1.0]]]), np.array([[[1.3**2]]]))
     assert value[0] == pytest.approx(0.1962, abs=5e-5)
     # a mixture that is not positive definite gives +inf
-    inf = figs._gaussian_renyi_stack(3.0, np.zeros((1, 1)), np.array([[[4.0]]]), np.array([[[1.0]]]))
+    inf = _gaussian_renyi_stack(3.0, np.zeros((1, 1)), np.array([[[4.0]]]), np.array([[[1.0]]]))
     assert math.isinf(inf[0])
 
 

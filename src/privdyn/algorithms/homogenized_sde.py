@@ -10,8 +10,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privdyn import _check
-from privdyn.dynamics.dpgd.clipping import _factor_arrays
-from privdyn.dynamics.dpgd.system import _drive, _grouped_system, _validate_times
+from privdyn.dynamics.dpgd.clipping import clipping_factor_arrays
+from privdyn.dynamics.dpgd.system import grouped_system, validated_drive, validated_times
 from privdyn.rng import CounterStream
 from privdyn.schedules import LearningRate
 from privdyn.spectra import Spectrum
@@ -87,14 +87,14 @@ def simulate_homogenized_sde(*, spectrum: Spectrum, target_projections: ArrayLik
 
     Shapes: target_projections (m,), times (T,) -> (num_runs, T).
     """
-    _grouped_system(spectrum, target_projections)  # validation
-    drive = _drive(learning_rate, aspect_ratio, clip, rho, label_noise)
+    grouped_system(spectrum, target_projections)  # validation
+    drive = validated_drive(learning_rate, aspect_ratio, clip, rho, label_noise)
     _check.integer(minimum=1, n=n, num_runs=num_runs)
     d = spectrum.dim
     if abs(d / n - drive.aspect_ratio) > 1e-9 * drive.aspect_ratio:
         raise ValueError(f"aspect_ratio must equal spectrum.dim / n = {d}/{n} = {d / n:.6g} for the SDE at finite n; "
                          f"got aspect_ratio={aspect_ratio!r}.")
-    ts = _validate_times(times)
+    ts = validated_times(times)
     record = np.rint(ts * n).astype(np.int64)
     lam = np.asarray(spectrum.per_direction(), dtype=float)
     per_direction = (np.asarray(target_projections, dtype=float) / spectrum.multiplicities)[spectrum.groups]
@@ -115,7 +115,7 @@ def simulate_homogenized_sde(*, spectrum: Spectrum, target_projections: ArrayLik
             break
         with np.errstate(divide="ignore"):
             cp = drive.clip / np.sqrt(2.0 * R + zeta2)
-        mu, nu = _factor_arrays(cp)
+        mu, nu = clipping_factor_arrays(cp)
         e = float(eta_bar[k])
         drift = (-e * dt) * mu  # (runs,)
         sample_var = (e * e * 2.0 * dt / n) * nu * (R + 0.5 * zeta2)  # times λ_i per direction

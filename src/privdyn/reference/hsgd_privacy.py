@@ -14,7 +14,8 @@ from scipy.special import logsumexp
 from privdyn.dynamics import hsgd as dyn
 from privdyn.privacy import hsgd as priv
 
-__all__ = ["reference_divergences", "reference_rdp_epsilon", "dense_divergences", "reference_ye_shokri"]
+__all__ = ["reference_divergences", "reference_rdp_epsilon", "dense_divergences", "reference_ye_shokri",
+           "rounding_atol", "mixture_epsilon"]
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -22,9 +23,9 @@ __all__ = ["reference_divergences", "reference_rdp_epsilon", "dense_divergences"
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _rounding_atol(renyi_order: float, size: int) -> float:
+def rounding_atol(renyi_order: float, size: int) -> float:
     """Absolute rounding allowance of a Gaussian Rényi divergence computed from log-determinants of ``size`` × ``size``
-    whitened matrices near the identity: each log-determinant carries ≲ size·eps, weighted by (|1 − α| + α + 1)/
+    whitened matrices near the identity: each log-determinant carries ≲ size·eps, weighted by (abs(1 − α) + α + 1)/
     (2(α − 1)) = α/(α − 1); a factor 16 covers the solve of the mean term."""
     return 16.0 * size * np.finfo(float).eps * renyi_order / (renyi_order - 1.0)
 
@@ -140,8 +141,12 @@ def reference_divergences(renyi_order: float, law: dyn.HSGDLaw, *, feature: Arra
     return forward, backward
 
 
-def _mixture(alpha: float, worst: np.ndarray, num_steps: int, iterate: int) -> float:
-    """(1/(α − 1))[logsumexp({log(n − k)} ∪ (α − 1)·worst) − log n], at least 0 (eq. (15) on the SGD grid)."""
+def mixture_epsilon(alpha: float, worst: np.ndarray, num_steps: int, iterate: int) -> float:
+    """ε(k) = (1/(α − 1))[logsumexp({log(n − k)} ∪ (α − 1)·worst) − log n], at least 0 (eq. (15) on the SGD grid).
+
+    ``worst`` holds the k = ``iterate`` worst-case divergences D_α(k; ℓ) over the positions ℓ < k of the differing
+    sample (+inf anywhere gives +inf); ``num_steps`` is n, ``alpha`` the Rényi order α > 1.
+    """
     worst = np.asarray(worst, dtype=float)
     if np.any(np.isinf(worst)):
         return math.inf
@@ -170,7 +175,7 @@ def reference_rdp_epsilon(renyi_order: float, law: dyn.HSGDLaw, pairs: priv.Neig
                                              other_feature=pairs.other_features[p], other_label=pairs.other_labels[p],
                                              iterate=k, positions=np.arange(k))
             worst = np.maximum(worst, np.maximum(fwd, bwd))
-        out[i] = _mixture(float(renyi_order), worst, int(num_steps), k)
+        out[i] = mixture_epsilon(float(renyi_order), worst, int(num_steps), k)
     return out
 
 
@@ -229,4 +234,4 @@ def reference_ye_shokri(renyi_order: float, *, noise_multiplier: float, contract
     powers = q ** (2.0 * (j - 1))
     eps = alpha * 4.0 * powers / (2.0 * noise_multiplier**2 * np.cumsum(powers))
     ks = np.atleast_1d(np.asarray(iterates, dtype=np.int64))
-    return np.array([_mixture(alpha, eps[:k], n, int(k)) for k in ks.tolist()])
+    return np.array([mixture_epsilon(alpha, eps[:k], n, int(k)) for k in ks.tolist()])

@@ -37,180 +37,39 @@ explicit form of Lemma B.7's ``m ≳ log(m / delta)``); functions that use ``C``
 
 from __future__ import annotations
 
-from privdyn.bounds.kan.common import (
-    _ACTIVATION_BOUNDS as _ACTIVATION_BOUNDS,
-)
-from privdyn.bounds.kan.common import (
-    _EXPLICIT_FAILURE_PROB_MAX as _EXPLICIT_FAILURE_PROB_MAX,
-)
-from privdyn.bounds.kan.common import (
-    _PAPER as _PAPER,
-)
-from privdyn.bounds.kan.common import (  # noqa: F401 - every name the module had stays importable
-    ACTIVATIONS as ACTIVATIONS,
-)
-from privdyn.bounds.kan.common import (
-    Condition as Condition,
-)
-from privdyn.bounds.kan.common import (
-    HiddenConstants as HiddenConstants,
-)
-from privdyn.bounds.kan.common import (
-    KanConstants as KanConstants,
-)
-from privdyn.bounds.kan.common import (
-    RiskBound as RiskBound,
-)
-from privdyn.bounds.kan.common import (
-    Schedule as Schedule,
-)
-from privdyn.bounds.kan.common import (
-    _batch as _batch,
-)
-from privdyn.bounds.kan.common import (
-    _Conditions as _Conditions,
-)
-from privdyn.bounds.kan.common import (
-    _constants as _constants,
-)
-from privdyn.bounds.kan.common import (
-    _correlation as _correlation,
-)
-from privdyn.bounds.kan.common import (
-    _hidden as _hidden,
-)
-from privdyn.bounds.kan.common import (
-    _int as _int,
-)
-from privdyn.bounds.kan.common import (
-    _margin as _margin,
-)
-from privdyn.bounds.kan.common import (
-    _nonneg as _nonneg,
-)
-from privdyn.bounds.kan.common import (
-    _pos as _pos,
-)
-from privdyn.bounds.kan.common import (
-    _prob as _prob,
-)
-from privdyn.bounds.kan.constants import (  # noqa: F401 - every name the module had stays importable
-    activation_bounds as activation_bounds,
-)
+from privdyn.bounds.kan.common import ACTIVATIONS, Condition, HiddenConstants, KanConstants, RiskBound, Schedule
 from privdyn.bounds.kan.constants import (
-    batch_fluctuation_bound as batch_fluctuation_bound,
-)
-from privdyn.bounds.kan.constants import (
-    check_inputs as check_inputs,
-)
-from privdyn.bounds.kan.constants import (
-    coefficient_norm_thresholds as coefficient_norm_thresholds,
-)
-from privdyn.bounds.kan.constants import (
-    comparator_loss_bound as comparator_loss_bound,
-)
-from privdyn.bounds.kan.constants import (
-    explicit_constant_conditions as explicit_constant_conditions,
-)
-from privdyn.bounds.kan.constants import (
-    gradient_bound as gradient_bound,
-)
-from privdyn.bounds.kan.constants import (
-    hessian_bound as hessian_bound,
-)
-from privdyn.bounds.kan.constants import (
-    initial_output_bound as initial_output_bound,
-)
-from privdyn.bounds.kan.constants import (
-    initialization_event as initialization_event,
-)
-from privdyn.bounds.kan.constants import (
-    kan_constants as kan_constants,
-)
-from privdyn.bounds.kan.constants import (
-    lemma_c11_bound as lemma_c11_bound,
-)
-from privdyn.bounds.kan.constants import (
-    loss_range_bounds as loss_range_bounds,
-)
-from privdyn.bounds.kan.constants import (
-    noise_norm_bounds as noise_norm_bounds,
-)
-from privdyn.bounds.kan.constants import (
-    potential_fluctuation_bound as potential_fluctuation_bound,
-)
-from privdyn.bounds.kan.constants import (
-    stability_constants as stability_constants,
-)
-from privdyn.bounds.kan.constants import (
-    weak_convexity_constant as weak_convexity_constant,
-)
-from privdyn.bounds.kan.rates import (  # noqa: F401 - every name the module had stays importable
-    _clip_condition as _clip_condition,
+    activation_bounds,
+    batch_fluctuation_bound,
+    check_inputs,
+    coefficient_norm_thresholds,
+    comparator_loss_bound,
+    explicit_constant_conditions,
+    gradient_bound,
+    hessian_bound,
+    initial_output_bound,
+    initialization_event,
+    kan_constants,
+    lemma_c11_bound,
+    loss_range_bounds,
+    noise_norm_bounds,
+    potential_fluctuation_bound,
+    stability_constants,
+    weak_convexity_constant,
 )
 from privdyn.bounds.kan.rates import (
-    _common as _common,
+    a_corr,
+    a_non,
+    a_van,
+    optimization_bound_correlated,
+    optimization_bound_independent,
+    optimization_bound_nonprivate,
+    population_bound_correlated,
+    population_bound_independent,
+    population_bound_nonprivate,
+    projection_radius_choice,
 )
-from privdyn.bounds.kan.rates import (
-    _ntk_width as _ntk_width,
-)
-from privdyn.bounds.kan.rates import (
-    _stability_width_correlated as _stability_width_correlated,
-)
-from privdyn.bounds.kan.rates import (
-    _stability_width_plain as _stability_width_plain,
-)
-from privdyn.bounds.kan.rates import (
-    _theorem_4_1_conditions as _theorem_4_1_conditions,
-)
-from privdyn.bounds.kan.rates import (
-    a_corr as a_corr,
-)
-from privdyn.bounds.kan.rates import (
-    a_non as a_non,
-)
-from privdyn.bounds.kan.rates import (
-    a_van as a_van,
-)
-from privdyn.bounds.kan.rates import (
-    optimization_bound_correlated as optimization_bound_correlated,
-)
-from privdyn.bounds.kan.rates import (
-    optimization_bound_independent as optimization_bound_independent,
-)
-from privdyn.bounds.kan.rates import (
-    optimization_bound_nonprivate as optimization_bound_nonprivate,
-)
-from privdyn.bounds.kan.rates import (
-    population_bound_correlated as population_bound_correlated,
-)
-from privdyn.bounds.kan.rates import (
-    population_bound_independent as population_bound_independent,
-)
-from privdyn.bounds.kan.rates import (
-    population_bound_nonprivate as population_bound_nonprivate,
-)
-from privdyn.bounds.kan.rates import (
-    projection_radius_choice as projection_radius_choice,
-)
-from privdyn.bounds.kan.schedules import (  # noqa: F401 - every name the module had stays importable
-    _MAX_WIDTH as _MAX_WIDTH,
-)
-from privdyn.bounds.kan.schedules import (
-    _schedule_conditions as _schedule_conditions,
-)
-from privdyn.bounds.kan.schedules import (
-    _smallest_width as _smallest_width,
-)
-from privdyn.bounds.kan.schedules import (
-    schedule_corollary_5_3 as schedule_corollary_5_3,
-)
-from privdyn.bounds.kan.schedules import (
-    schedule_corollary_5_5 as schedule_corollary_5_5,
-)
-from privdyn.bounds.kan.schedules import (
-    schedule_corollary_5_6 as schedule_corollary_5_6,
-)
+from privdyn.bounds.kan.schedules import schedule_corollary_5_3, schedule_corollary_5_5, schedule_corollary_5_6
 
 __all__ = [
     "ACTIVATIONS",

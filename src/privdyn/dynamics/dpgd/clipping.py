@@ -48,14 +48,15 @@ def clipping_factors(c_prime: ArrayLike) -> tuple[np.float64 | np.ndarray, np.fl
     """
     _check.in_range(0.0, math.inf, c_prime=c_prime)
     cp = np.asarray(c_prime, dtype=float)
-    mu, nu = _factor_arrays(cp)
+    mu, nu = clipping_factor_arrays(cp)
     if cp.ndim == 0:
         return np.float64(mu), np.float64(nu)
     return mu, nu
 
 
-def _factor_arrays(cp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(μ, ν) for an array c′ ≥ 0 without validation (the solvers' inner loops)."""
+def clipping_factor_arrays(cp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(μ, ν) of Lemma B.1, as :func:`clipping_factors`, for an array c′ ≥ 0 (∞ allowed) without validation: the
+    inner loops of the ODE solvers and the homogenized-SDE simulator."""
     erfc = special.erfc(cp / _SQRT2)
     # c′² erfc(c′/√2) is 0 wherever erfc underflows (c′ > 38.5, where c′² may overflow) and at c′ = ∞; gammainc(1.5,
     # 0.5 c′²) is 1 where 0.5 c′² overflows to ∞.

@@ -16,12 +16,12 @@ from privdyn.dynamics.dpgd.system import (
     _MAX_CLOCK_ITERATIONS,
     _THETA_GL_FULL,
     _W_GL_FULL,
+    Drive,
+    GroupedSystem,
     ODESolverError,
-    _Drive,
     _fill_tail,
     _finish,
     _horizon,
-    _System,
 )
 
 __all__: list[str] = []
@@ -88,13 +88,13 @@ def _kernel() -> Any:
 
 
 class _Stepper:
-    """The exponential integrator on one :class:`_System` (the scheme is described in :func:`solve_risk_ode`).
+    """The exponential integrator on one :class:`GroupedSystem` (the scheme is described in :func:`solve_risk_ode`).
 
     The step itself (the passes over the m groups, the Newton iteration on R at the mid node and at the end, the
     state update and the error estimate) runs compiled; the schedule is evaluated here, once per step attempt.
     """
 
-    def __init__(self, system: _System, drive: _Drive, rtol: float):
+    def __init__(self, system: GroupedSystem, drive: Drive, rtol: float):
         self.system, self.drive, self.rtol = system, drive, rtol
         self.kernel = _kernel()
         contiguous = [np.ascontiguousarray(a, dtype=float) for a in (system.rates, system.gain_a, system.gain_b,
@@ -174,7 +174,7 @@ def _attempt(stepper: _Stepper, t: float, h: float, S: np.ndarray, node0: _Node,
     return stepper.step(t, h, S, node0, slope0, guesses, end_capped)
 
 
-def _solve_exponential(system: _System, drive: _Drive, times: np.ndarray, rtol: float) -> Any:
+def _solve_exponential(system: GroupedSystem, drive: Drive, times: np.ndarray, rtol: float) -> Any:
     horizon = _horizon(drive)
     stepper = _Stepper(system, drive, rtol)
     S = system.initial.astype(float).copy()

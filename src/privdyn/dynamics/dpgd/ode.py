@@ -12,17 +12,17 @@ from scipy import integrate
 from privdyn import _check
 from privdyn.dynamics.dpgd.integrator import _solve_exponential
 from privdyn.dynamics.dpgd.system import (
+    Drive,
+    GroupedSystem,
     ODESolverError,
     RiskTrajectory,
-    _Drive,
-    _drive,
     _fill_tail,
     _finish,
-    _grouped_system,
     _horizon,
-    _System,
     _validate_method,
-    _validate_times,
+    grouped_system,
+    validated_drive,
+    validated_times,
 )
 from privdyn.schedules import LearningRate
 from privdyn.spectra import Spectrum
@@ -35,7 +35,7 @@ __all__ = ["final_private_risk", "isotropic_risk_ode", "sandwich_bounds", "solve
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _lsoda_rhs(system: _System, drive: _Drive) -> Any:
+def _lsoda_rhs(system: GroupedSystem, drive: Drive) -> Any:
     rates, A, B, w = system.rates, system.gain_a, system.gain_b, system.weights
     cap = drive.cap
 
@@ -49,7 +49,7 @@ def _lsoda_rhs(system: _System, drive: _Drive) -> Any:
     return rhs
 
 
-def _solve_lsoda(system: _System, drive: _Drive, times: np.ndarray, rtol: float, atol: float | None) -> Any:
+def _solve_lsoda(system: GroupedSystem, drive: Drive, times: np.ndarray, rtol: float, atol: float | None) -> Any:
     horizon = _horizon(drive)
     S0 = system.initial.astype(float)
     w = system.weights
@@ -77,8 +77,9 @@ def _solve_lsoda(system: _System, drive: _Drive, times: np.ndarray, rtol: float,
     return out, S_stop, R_stop, int(sol.nfev)
 
 
-def _solve(system: _System, drive: _Drive, times: Any, method: str, rtol: float, atol: float | None) -> RiskTrajectory:
-    ts = _validate_times(times)
+def _solve(system: GroupedSystem, drive: Drive, times: Any, method: str, rtol: float,
+           atol: float | None) -> RiskTrajectory:
+    ts = validated_times(times)
     _validate_method(method, rtol, atol)
     if method == "exponential":
         risk, S_stop, R_stop, steps, rejected, evaluations = _solve_exponential(system, drive, ts, float(rtol))
@@ -164,8 +165,8 @@ def solve_risk_ode(*, spectrum: Spectrum, target_projections: ArrayLike, aspect_
 
     Shapes: target_projections (m,), times (T,) -> risk (T,), final_states (m,).
     """
-    system = _grouped_system(spectrum, target_projections)
-    drive = _drive(learning_rate, aspect_ratio, clip, rho, label_noise)
+    system = grouped_system(spectrum, target_projections)
+    drive = validated_drive(learning_rate, aspect_ratio, clip, rho, label_noise)
     return _solve(system, drive, times, method, rtol, atol)
 
 
@@ -183,9 +184,10 @@ def final_private_risk(*, spectrum: Spectrum, target_projections: ArrayLike, asp
     return trajectory.final_private_risk
 
 
-def _scalar_system(initial_risk: float, descent: float, variance: float) -> _System:
+def _scalar_system(initial_risk: float, descent: float, variance: float) -> GroupedSystem:
     one = np.ones(1)
-    return _System(rates=descent * one, gain_a=variance * one, gain_b=one, weights=one, initial=initial_risk * one)
+    return GroupedSystem(rates=descent * one, gain_a=variance * one, gain_b=one, weights=one,
+                         initial=initial_risk * one)
 
 
 def isotropic_risk_ode(*, initial_risk: float, aspect_ratio: float, learning_rate: LearningRate, clip: float,
@@ -207,7 +209,7 @@ def isotropic_risk_ode(*, initial_risk: float, aspect_ratio: float, learning_rat
     """
     _check.scalar(initial_risk=initial_risk)
     _check.non_negative(initial_risk=initial_risk)
-    drive = _drive(learning_rate, aspect_ratio, clip, rho, label_noise)
+    drive = validated_drive(learning_rate, aspect_ratio, clip, rho, label_noise)
     return _solve(_scalar_system(float(initial_risk), 1.0, 1.0), drive, times, method, rtol, atol)
 
 
@@ -236,8 +238,8 @@ def sandwich_bounds(*, spectrum: Spectrum, target_projections: ArrayLike, aspect
     Raises:
         ValueError: η̃(0) > 2/γ, and the errors of :func:`solve_risk_ode`.
     """
-    system = _grouped_system(spectrum, target_projections)
-    drive = _drive(learning_rate, aspect_ratio, clip, rho, label_noise)
+    system = grouped_system(spectrum, target_projections)
+    drive = validated_drive(learning_rate, aspect_ratio, clip, rho, label_noise)
     eta0 = drive.value(0.0)
     if eta0 > drive.cap:
         raise ValueError(f"learning_rate must stay <= 2/aspect_ratio = {drive.cap:.6g} for the sandwich bounds "

@@ -70,7 +70,7 @@ def _schedule(learning_rate: LearningRate, t: np.ndarray) -> tuple[np.ndarray, n
 
 
 @dataclasses.dataclass(frozen=True)
-class _Drive:
+class Drive:
     """The scalar functions of (t, R) that drive the ODE: q = η̄μ, a = η̄²ν(R + ζ²/2)γ, b = 2c²σ̃²γ²."""
 
     learning_rate: LearningRate
@@ -86,7 +86,7 @@ class _Drive:
 
     @property
     def noise_factor(self) -> float:
-        """2c²γ²/ρ²: b = noise_factor · (−dη̃²/dt) (as 2(cγ/ρ)², finite whenever :func:`_drive` accepted it)."""
+        """2c²γ²/ρ²: b = noise_factor · (−dη̃²/dt) (as 2(cγ/ρ)², finite whenever :func:`validated_drive` accepted it)."""
         return 2.0 * (self.clip * self.aspect_ratio / self.rho) ** 2
 
     def value(self, t: float) -> float:
@@ -113,7 +113,7 @@ class _Drive:
 
 
 @dataclasses.dataclass(frozen=True)
-class _System:
+class GroupedSystem:
     """dS/dt = −2κ q S + A a + B b, R = w·S, S(0) = S0 (all (m,); κ ascending, ≥ 0).
 
     Grouped spectrum: κ = λ_g, A = m_g λ_g, B = m_g, w = λ_g/d. Scalar ODEs (4.11), (4.12): m = 1, w = 1.
@@ -175,7 +175,14 @@ class RiskTrajectory:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _drive(learning_rate: Any, aspect_ratio: Any, clip: Any, rho: Any, label_noise: Any) -> _Drive:
+def validated_drive(learning_rate: Any, aspect_ratio: Any, clip: Any, rho: Any, label_noise: Any) -> Drive:
+    """The :class:`Drive` of the risk ODE (Definition 4.2) for the user's parameters, checked.
+
+    Raises an error naming the parameter when γ = ``aspect_ratio``, ``clip`` or ``rho`` is not a positive scalar,
+    ``label_noise`` is negative, ``learning_rate`` is not a :class:`~privdyn.schedules.LearningRate`, or one of 2/γ,
+    2c²γ²/ρ², ζ², c² overflows; warns (:class:`~privdyn.schedules.OutsideTheoryWarning`) at ζ = 0, outside
+    Assumption 1. Shared by the ODE solvers and the homogenized-SDE simulator, so both accept the same parameters.
+    """
     _check.scalar(aspect_ratio=aspect_ratio, clip=clip, rho=rho, label_noise=label_noise)
     _check.positive(aspect_ratio=aspect_ratio, clip=clip, rho=rho)
     _check.non_negative(label_noise=label_noise)
@@ -186,7 +193,7 @@ def _drive(learning_rate: Any, aspect_ratio: Any, clip: Any, rho: Any, label_noi
         warnings.warn("label_noise=0 is outside the theory of arXiv 2505.16329: Assumption 1 needs label_noise "
                       "(zeta) > 0, on which the Lipschitz arguments behind Theorem 1 rely; running anyway.",
                       OutsideTheoryWarning, stacklevel=3)
-    drive = _Drive(learning_rate, float(aspect_ratio), float(clip), float(rho), float(label_noise))
+    drive = Drive(learning_rate, float(aspect_ratio), float(clip), float(rho), float(label_noise))
     with np.errstate(over="ignore", divide="ignore", under="ignore"):
         scales = np.array([drive.cap, 2.0 * (np.float64(drive.clip) * drive.aspect_ratio / drive.rho) ** 2,
                            np.float64(drive.label_noise) ** 2, np.float64(drive.clip) ** 2])
@@ -195,7 +202,8 @@ def _drive(learning_rate: Any, aspect_ratio: Any, clip: Any, rho: Any, label_noi
     return drive
 
 
-def _validate_times(times: Any) -> np.ndarray:
+def validated_times(times: Any) -> np.ndarray:
+    """``times`` as a strictly increasing 1-D float array in [0, 1] (:data:`DEFAULT_TIMES` for ``None``), checked."""
     if times is None:
         return DEFAULT_TIMES.copy()
     ts = np.atleast_1d(np.asarray(times, dtype=float))
@@ -216,7 +224,12 @@ def _validate_method(method: Any, rtol: Any, atol: Any) -> None:
         _check.positive(atol=atol)
 
 
-def _grouped_system(spectrum: Any, target_projections: Any) -> _System:
+def grouped_system(spectrum: Any, target_projections: Any) -> GroupedSystem:
+    """The :class:`GroupedSystem` of a spectrum and θ*'s squared projections (one per eigenvalue group), checked.
+
+    Raises an error naming the parameter for a non-:class:`~privdyn.spectra.Spectrum` or projections of the wrong
+    shape or sign; warns (:class:`~privdyn.schedules.OutsideTheoryWarning`) when tr Σ ≠ d (Assumption 1).
+    """
     if not isinstance(spectrum, Spectrum):
         raise TypeError(f"spectrum must be a privdyn.spectra.Spectrum; got spectrum of type {type(spectrum).__name__}.")
     projections = np.asarray(target_projections, dtype=float)
@@ -231,7 +244,7 @@ def _grouped_system(spectrum: Any, target_projections: Any) -> _System:
                       "spectrum.normalized()); solving the ODE as written.", OutsideTheoryWarning, stacklevel=3)
     lam = np.asarray(spectrum.eigenvalues, dtype=float)
     counts = np.asarray(spectrum.multiplicities, dtype=float)
-    return _System(rates=lam, gain_a=counts * lam, gain_b=counts, weights=lam / d, initial=d * projections / 2.0)
+    return GroupedSystem(rates=lam, gain_a=counts * lam, gain_b=counts, weights=lam / d, initial=d * projections / 2.0)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -246,7 +259,7 @@ class _Horizon:
     kink: float | None  # where η̃ crosses 2/γ (η̄ = min(η̃, 2/γ) is not smooth there): a mandatory step end
 
 
-def _first_zero(drive: _Drive) -> float:
+def _first_zero(drive: Drive) -> float:
     """The first t in [0, 1] with η̃(t) = 0 (η̃ non-increasing), or 1 if η̃(1) > 0.
 
     Multisection: η̃ at 63 equispaced interior points of the bracket (lo, hi) per call (one vectorized schedule
@@ -272,7 +285,7 @@ def _first_zero(drive: _Drive) -> float:
     return hi
 
 
-def _horizon(drive: _Drive) -> _Horizon:
+def _horizon(drive: Drive) -> _Horizon:
     stop = _first_zero(drive)
     if stop == 0.0:
         return _Horizon(0.0, 0.0, None)
@@ -291,7 +304,7 @@ def _horizon(drive: _Drive) -> _Horizon:
     return _Horizon(stop, end, kink)
 
 
-def _finish(system: _System, drive: _Drive, horizon: _Horizon, S_end: np.ndarray, R_end: float) -> np.ndarray:
+def _finish(system: GroupedSystem, drive: Drive, horizon: _Horizon, S_end: np.ndarray, R_end: float) -> np.ndarray:
     """S(stop) from S(end) across the final gap where η̃ → 0 (see ``_END_GAP``).
 
     μ and ν are frozen at R(end); ∫η̄ and ∫η̄² over the gap use Simpson's rule, ∫σ̃² is exact: (η̃²(end) − η̃²(stop))/ρ².
@@ -333,5 +346,5 @@ def final_jump(*, aspect_ratio: float, learning_rate: LearningRate, clip: float,
     """
     _check.scalar(aspect_ratio=aspect_ratio, clip=clip, rho=rho)
     _check.positive(aspect_ratio=aspect_ratio, clip=clip, rho=rho)
-    drive = _drive(learning_rate, aspect_ratio, clip, rho, 1.0)
+    drive = validated_drive(learning_rate, aspect_ratio, clip, rho, 1.0)
     return drive.noise_factor * drive.value(1.0) ** 2

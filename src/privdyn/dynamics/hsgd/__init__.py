@@ -50,96 +50,11 @@ specific to (9).
 
 from __future__ import annotations
 
-from privdyn.dynamics.hsgd.law import (  # noqa: F401 - every name the module had stays importable
-    HSGDLaw as HSGDLaw,
-)
-from privdyn.dynamics.hsgd.law import (
-    _time_integral as _time_integral,
-)
-from privdyn.dynamics.hsgd.law import (
-    linearized_law as linearized_law,
-)
-from privdyn.dynamics.hsgd.law import (
-    quadratic_statistic as quadratic_statistic,
-)
-from privdyn.dynamics.hsgd.limits import (  # noqa: F401 - every name the module had stays importable
-    _phi1_integral as _phi1_integral,
-)
-from privdyn.dynamics.hsgd.limits import (
-    _require_stable as _require_stable,
-)
-from privdyn.dynamics.hsgd.limits import (
-    isotropic_risk as isotropic_risk,
-)
-from privdyn.dynamics.hsgd.limits import (
-    max_stable_learning_rate as max_stable_learning_rate,
-)
-from privdyn.dynamics.hsgd.limits import (
-    risk_limit as risk_limit,
-)
-from privdyn.dynamics.hsgd.moments import (  # noqa: F401 - every name the module had stays importable
-    moment_ode_risk as moment_ode_risk,
-)
-from privdyn.dynamics.hsgd.volterra import (  # noqa: F401 - every name the module had stays importable
-    _CHUNK as _CHUNK,
-)
-from privdyn.dynamics.hsgd.volterra import (
-    _GAUSS_NODES as _GAUSS_NODES,
-)
-from privdyn.dynamics.hsgd.volterra import (
-    _build_grid as _build_grid,
-)
-from privdyn.dynamics.hsgd.volterra import (
-    _compiled_recursion as _compiled_recursion,
-)
-from privdyn.dynamics.hsgd.volterra import (
-    _forcing as _forcing,
-)
-from privdyn.dynamics.hsgd.volterra import (
-    _integrated_rate as _integrated_rate,
-)
-from privdyn.dynamics.hsgd.volterra import (
-    _rate_values as _rate_values,
-)
-from privdyn.dynamics.hsgd.volterra import (
-    _recursion as _recursion,
-)
-from privdyn.dynamics.hsgd.volterra import (
-    _romberg as _romberg,
-)
-from privdyn.dynamics.hsgd.volterra import (
-    _times as _times,
-)
-from privdyn.dynamics.hsgd.volterra import (
-    _trapezoid_weights as _trapezoid_weights,
-)
-from privdyn.dynamics.hsgd.volterra import (
-    _volterra_on_grid as _volterra_on_grid,
-)
-from privdyn.dynamics.hsgd.volterra import (
-    volterra_dense_reference as volterra_dense_reference,
-)
-from privdyn.dynamics.hsgd.volterra import (
-    volterra_risk as volterra_risk,
-)
-from privdyn.hsgd_problem import (
-    REFERENCE as REFERENCE,
-)
-from privdyn.hsgd_problem import (  # noqa: F401 - every name the module had stays importable
-    HSGDProblem as HSGDProblem,
-)
-from privdyn.hsgd_problem import (
-    RiskCurve as RiskCurve,
-)
-from privdyn.hsgd_problem import (
-    RiskLimit as RiskLimit,
-)
-from privdyn.hsgd_problem import (
-    X0Policy as X0Policy,
-)
-from privdyn.hsgd_problem import (
-    kernel_mass as kernel_mass,
-)
+from privdyn.dynamics.hsgd.law import HSGDLaw, linearized_law, quadratic_statistic
+from privdyn.dynamics.hsgd.limits import isotropic_risk, max_stable_learning_rate, risk_limit
+from privdyn.dynamics.hsgd.moments import moment_ode_risk
+from privdyn.dynamics.hsgd.volterra import volterra_dense_reference, volterra_risk
+from privdyn.hsgd_problem import REFERENCE, HSGDProblem, RiskCurve, RiskLimit, X0Policy, kernel_mass
 
 __all__ = [
     "X0Policy",

@@ -67,9 +67,6 @@ from privdyn.experiments.dpgd_trajectory.common import (
     _design as _design,
 )
 from privdyn.experiments.dpgd_trajectory.common import (
-    _mu_nu_printed as _mu_nu_printed,
-)
-from privdyn.experiments.dpgd_trajectory.common import (
     _ode_times as _ode_times,
 )
 from privdyn.experiments.dpgd_trajectory.common import (

@@ -11,7 +11,7 @@ import numpy as np
 from privdyn import _check
 from privdyn.data.synthetic import SyntheticDesign, num_samples
 from privdyn.experiments.dpgd_common import synthetic_design
-from privdyn.reference.dpgd_risk import _mu_nu_printed, reference_risk_ode  # noqa: F401 - the names lived here
+from privdyn.reference.dpgd_risk import reference_risk_ode
 from privdyn.runs.config import ExperimentConfig
 from privdyn.runs.naming import unit_key
 from privdyn.runs.results import CheckKind

@@ -165,21 +165,6 @@ from privdyn.experiments.hsgd_privacy_figures.fig3 import (
     _batch_key as _batch_key,
 )
 from privdyn.reference.hsgd_privacy import (
-    _gaussian_renyi_stack as _gaussian_renyi_stack,
-)
-from privdyn.reference.hsgd_privacy import (
-    _mixture as _mixture,
-)
-from privdyn.reference.hsgd_privacy import (
-    _pair_subspace as _pair_subspace,
-)
-from privdyn.reference.hsgd_privacy import (
-    _rounding_atol as _rounding_atol,
-)
-from privdyn.reference.hsgd_privacy import (  # noqa: F401 - every name the module had stays importable
-    _Subspace as _Subspace,
-)
-from privdyn.reference.hsgd_privacy import (
     dense_divergences as dense_divergences,
 )
 from privdyn.reference.hsgd_privacy import (

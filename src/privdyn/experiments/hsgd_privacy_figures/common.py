@@ -15,7 +15,7 @@ from privdyn.data.hsgd_design import UniformDesign, hsgd_problem
 from privdyn.dynamics import hsgd as dyn
 from privdyn.experiments.hsgd_risk import paper_setting
 from privdyn.privacy import hsgd as priv
-from privdyn.reference.hsgd_privacy import _rounding_atol, dense_divergences, reference_rdp_epsilon
+from privdyn.reference.hsgd_privacy import dense_divergences, reference_rdp_epsilon, rounding_atol
 from privdyn.rng import generator
 from privdyn.runs.config import ExperimentConfig
 from privdyn.runs.naming import json_number, unit_key
@@ -314,9 +314,9 @@ def _curve_checks(tag: str, config: _CurveSetting, out: Mapping[str, Any]) -> li
               "subspace where they differ, small dense log-determinants and solves, and this module's log-space "
               "mixture",
         expected=out["reference_rdp_epsilon"], measured=eps[checked].tolist(), rtol=REFERENCE_RTOL,
-        atol=_rounding_atol(alpha, 4),
+        atol=rounding_atol(alpha, 4),
         note="tolerance: rounding only (same closed form on the same law; subspaces of dimension <= 2m = 4 for the "
-             f"m = 2 eigen-groups of the design); relative 1e-9 plus {_rounding_atol(alpha, 4):.2g} absolute")]
+             f"m = 2 eigen-groups of the design); relative 1e-9 plus {rounding_atol(alpha, 4):.2g} absolute")]
     for point in out["dense"]:
         k, ell = point["iterate"], point["position"]
         checks.append(check_close(
@@ -324,8 +324,8 @@ def _curve_checks(tag: str, config: _CurveSetting, out: Mapping[str, Any]) -> li
             claim=f"D_α(k={k}; ℓ={ell}, θ) of the top pair, both orders (eq. (14), correct order), equals the dense "
                   f"d × d computation of Lemma C.1's laws and Lemma C.2's divergence",
             expected=point["dense"], measured=point["engine"], rtol=REFERENCE_RTOL,
-            atol=_rounding_atol(alpha, config.d),
-            note=f"whitened by the common diagonal; absolute allowance {_rounding_atol(alpha, config.d):.2g} for the "
+            atol=rounding_atol(alpha, config.d),
+            note=f"whitened by the common diagonal; absolute allowance {rounding_atol(alpha, config.d):.2g} for the "
                  f"rounding of d × d log-determinants"))
     name = f"gaussian_mechanism_oracle {tag}"
     claim = ("derived from Lemma C.1: with V(0) = 0, right after an update at s = 0 the laws are N(m_i, h²σ²I), so "

@@ -20,7 +20,7 @@ from privdyn.experiments.hsgd_privacy_figures.common import (
 )
 from privdyn.experiments.hsgd_risk import PAPER, paper_setting
 from privdyn.privacy import hsgd as priv
-from privdyn.reference.hsgd_privacy import _mixture, _rounding_atol, reference_divergences
+from privdyn.reference.hsgd_privacy import mixture_epsilon, reference_divergences, rounding_atol
 from privdyn.rng import generator
 from privdyn.runs.base import Experiment, Findings, Unit
 from privdyn.runs.naming import unit_key
@@ -93,7 +93,7 @@ class Fig1b(Experiment[Fig1bConfig]):
         ells = np.arange(k)
         div = priv.renyi_divergences(alpha, law, pairs, iterates=np.full(k, k), positions=ells)  # (k, P), both orders
         values = np.asarray(div.value)
-        per_pair = np.array([_mixture(alpha, values[:, p], config.n, k) for p in range(pairs.num_pairs)])
+        per_pair = np.array([mixture_epsilon(alpha, values[:, p], config.n, k) for p in range(pairs.num_pairs)])
         # the exact gap at s = (k − 1)/d, the last position that changes iterate k
         m = np.asarray(law.mean[k - 1])
         gap = (pairs.features * (pairs.labels - pairs.features @ m)[:, None]
@@ -103,7 +103,7 @@ class Fig1b(Experiment[Fig1bConfig]):
             fwd, bwd = reference_divergences(alpha, law, feature=pairs.features[p], label=pairs.labels[p],
                                              other_feature=pairs.other_features[p],
                                              other_label=pairs.other_labels[p], iterate=k, positions=ells)
-            reference.append(_mixture(alpha, np.maximum(fwd, bwd), config.n, k))
+            reference.append(mixture_epsilon(alpha, np.maximum(fwd, bwd), config.n, k))
         return {"iterate": k, "rdp_epsilon": per_pair.tolist(), "guarantee": div.guarantee.value,
                 "proxy_gap": _proxy_gap_norms(features, labels, index, config.ridge).tolist(),
                 "exact_gap": np.linalg.norm(gap, axis=1).tolist(), "reference_rdp_epsilon": reference,
@@ -157,7 +157,7 @@ class Fig1b(Experiment[Fig1bConfig]):
                     claim=f"the per-pair rdp_epsilon (engine divergences, eq. (15) mixture) of the first {nref} pairs "
                           "equals the independent reduced-subspace solver",
                     expected=out["reference_rdp_epsilon"], measured=eps[:nref].tolist(), rtol=REFERENCE_RTOL,
-                    atol=_rounding_atol(config.renyi_order, 4), note="tolerance: rounding only"))
+                    atol=rounding_atol(config.renyi_order, 4), note="tolerance: rounding only"))
             rows.append([k, spearman["proxy"][0], spearman["proxy"][1], spearman["exact"][0], spearman["exact"][1]])
         tables = [Table(name="spearman coefficients",
                         columns=["iterate", "rho_proxy", "p_proxy", "rho_exact", "p_exact"], rows=rows)]

@@ -104,12 +104,6 @@ from privdyn.experiments.hsgd_risk.common import (
     _problem as _problem,
 )
 from privdyn.experiments.hsgd_risk.common import (
-    _projections as _projections,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _reference_inputs as _reference_inputs,
-)
-from privdyn.experiments.hsgd_risk.common import (
     _simulate as _simulate,
 )
 from privdyn.experiments.hsgd_risk.common import (

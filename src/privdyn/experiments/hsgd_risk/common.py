@@ -15,8 +15,6 @@ from privdyn.dynamics import hsgd as dyn
 from privdyn.reference.hsgd_risk import (  # noqa: F401 - re-exported: the names lived here
     REFERENCE_RTOL,
     ReferenceMoments,
-    _projections,
-    _reference_inputs,
     reference_limit,
     reference_moments,
 )

@@ -74,167 +74,25 @@ part.
 from __future__ import annotations
 
 from privdyn.privacy.hsgd.common import (
-    _CHUNK_ELEMENTS as _CHUNK_ELEMENTS,
-)
-from privdyn.privacy.hsgd.common import (
-    _GRID_CACHE as _GRID_CACHE,
-)
-from privdyn.privacy.hsgd.common import (
-    _PD_RTOL as _PD_RTOL,
-)
-from privdyn.privacy.hsgd.common import (
-    _SERIES_CUTOFF as _SERIES_CUTOFF,
-)
-from privdyn.privacy.hsgd.common import (
-    _SERIES_TERMS as _SERIES_TERMS,
-)
-from privdyn.privacy.hsgd.common import (
-    _SURROGATE_NOTE as _SURROGATE_NOTE,
-)
-from privdyn.privacy.hsgd.common import (  # noqa: F401 - every name the module had stays importable
-    DIRECTIONS as DIRECTIONS,
-)
-from privdyn.privacy.hsgd.common import (
-    REFERENCE as REFERENCE,
-)
-from privdyn.privacy.hsgd.common import (
-    RELEASE_MODES as RELEASE_MODES,
-)
-from privdyn.privacy.hsgd.common import (
-    NeighboringLaws as NeighboringLaws,
-)
-from privdyn.privacy.hsgd.common import (
-    NeighboringPairs as NeighboringPairs,
-)
-from privdyn.privacy.hsgd.common import (
-    _check_pair_index as _check_pair_index,
-)
-from privdyn.privacy.hsgd.common import (
-    _Grid as _Grid,
-)
-from privdyn.privacy.hsgd.common import (
-    _grid as _grid,
-)
-from privdyn.privacy.hsgd.common import (
-    _pair_data as _pair_data,
-)
-from privdyn.privacy.hsgd.common import (
-    _PairData as _PairData,
-)
-from privdyn.privacy.hsgd.common import (
-    _renyi_order as _renyi_order,
-)
-from privdyn.privacy.hsgd.common import (
-    _require_privacy_noise as _require_privacy_noise,
-)
-from privdyn.privacy.hsgd.common import (
-    _require_stable as _require_stable,
-)
-from privdyn.privacy.hsgd.common import (
-    _top_k as _top_k,
-)
-from privdyn.privacy.hsgd.common import (
-    _validated_grid as _validated_grid,
-)
-from privdyn.privacy.hsgd.common import (
-    neighboring_laws as neighboring_laws,
-)
-from privdyn.privacy.hsgd.common import (
-    renyi_divergence as renyi_divergence,
-)
-from privdyn.privacy.hsgd.common import (
-    select_pairs as select_pairs,
-)
-from privdyn.privacy.hsgd.common import (
-    sgd_grid_law as sgd_grid_law,
-)
-from privdyn.privacy.hsgd.divergences import (  # noqa: F401 - every name the module had stays importable
-    _average_batch as _average_batch,
+    DIRECTIONS,
+    REFERENCE,
+    RELEASE_MODES,
+    NeighboringLaws,
+    NeighboringPairs,
+    neighboring_laws,
+    renyi_divergence,
+    select_pairs,
+    sgd_grid_law,
 )
 from privdyn.privacy.hsgd.divergences import (
-    _average_moments as _average_moments,
+    average_divergences,
+    rdp_epsilon,
+    rdp_epsilon_average,
+    rdp_epsilon_releases,
+    release_divergences,
+    renyi_divergences,
 )
-from privdyn.privacy.hsgd.divergences import (
-    _combine as _combine,
-)
-from privdyn.privacy.hsgd.divergences import (
-    _divergence_batch as _divergence_batch,
-)
-from privdyn.privacy.hsgd.divergences import (
-    _index_arrays as _index_arrays,
-)
-from privdyn.privacy.hsgd.divergences import (
-    _iterates as _iterates,
-)
-from privdyn.privacy.hsgd.divergences import (
-    _mixture as _mixture,
-)
-from privdyn.privacy.hsgd.divergences import (
-    _num_steps as _num_steps,
-)
-from privdyn.privacy.hsgd.divergences import (
-    _pair_tables as _pair_tables,
-)
-from privdyn.privacy.hsgd.divergences import (
-    _release_batch as _release_batch,
-)
-from privdyn.privacy.hsgd.divergences import (
-    _release_iterates as _release_iterates,
-)
-from privdyn.privacy.hsgd.divergences import (
-    average_divergences as average_divergences,
-)
-from privdyn.privacy.hsgd.divergences import (
-    rdp_epsilon as rdp_epsilon,
-)
-from privdyn.privacy.hsgd.divergences import (
-    rdp_epsilon_average as rdp_epsilon_average,
-)
-from privdyn.privacy.hsgd.divergences import (
-    rdp_epsilon_releases as rdp_epsilon_releases,
-)
-from privdyn.privacy.hsgd.divergences import (
-    release_divergences as release_divergences,
-)
-from privdyn.privacy.hsgd.divergences import (
-    renyi_divergences as renyi_divergences,
-)
-from privdyn.privacy.hsgd.exact import (  # noqa: F401 - every name the module had stays importable
-    ExactSGDLaw as ExactSGDLaw,
-)
-from privdyn.privacy.hsgd.exact import (
-    _exact_inputs as _exact_inputs,
-)
-from privdyn.privacy.hsgd.exact import (
-    _exact_step as _exact_step,
-)
-from privdyn.privacy.hsgd.exact import (
-    exact_sgd_law as exact_sgd_law,
-)
-from privdyn.privacy.hsgd.exact import (
-    exact_sgd_renyi as exact_sgd_renyi,
-)
-from privdyn.privacy.hsgd.kernels import (  # noqa: F401 - every name the module had stays importable
-    _compiled as _compiled,
-)
-from privdyn.privacy.hsgd.kernels import (
-    _gram_sums as _gram_sums,
-)
-from privdyn.privacy.hsgd.kernels import (
-    _log1p_minus_identity as _log1p_minus_identity,
-)
-from privdyn.privacy.hsgd.kernels import (
-    _minors as _minors,
-)
-from privdyn.privacy.hsgd.kernels import (
-    _one_order as _one_order,
-)
-from privdyn.privacy.hsgd.kernels import (
-    _pair_kernel as _pair_kernel,
-)
-from privdyn.privacy.hsgd.kernels import (
-    _rebind as _rebind,
-)
+from privdyn.privacy.hsgd.exact import ExactSGDLaw, exact_sgd_law, exact_sgd_renyi
 
 __all__ = [
     "NeighboringPairs",

@@ -49,174 +49,26 @@ Where privdyn deliberately differs from the printed paper (see also ``docs/lange
 
 from __future__ import annotations
 
-from privdyn.privacy.langevin.calibration import (  # noqa: F401 - every name the module had stays importable
-    _check_dp_target as _check_dp_target,
-)
 from privdyn.privacy.langevin.calibration import (
-    _check_paper_recipe as _check_paper_recipe,
+    composition_noise_scale_for_rdp,
+    noise_scale_for_dp,
+    noise_scale_for_rdp,
 )
-from privdyn.privacy.langevin.calibration import (
-    _paper_renyi_order as _paper_renyi_order,
-)
-from privdyn.privacy.langevin.calibration import (
-    _time_factor as _time_factor,
-)
-from privdyn.privacy.langevin.calibration import (
-    composition_noise_scale_for_rdp as composition_noise_scale_for_rdp,
-)
-from privdyn.privacy.langevin.calibration import (
-    noise_scale_for_dp as noise_scale_for_dp,
-)
-from privdyn.privacy.langevin.calibration import (
-    noise_scale_for_rdp as noise_scale_for_rdp,
-)
-from privdyn.privacy.langevin.common import (
-    _C1_ASSUMES as _C1_ASSUMES,
-)
-from privdyn.privacy.langevin.common import (
-    _LAST_ITERATE as _LAST_ITERATE,
-)
-from privdyn.privacy.langevin.common import (
-    _PAPER as _PAPER,
-)
-from privdyn.privacy.langevin.common import (
-    _QUADRATIC as _QUADRATIC,
-)
-from privdyn.privacy.langevin.common import (
-    _SRC_BASE as _SRC_BASE,
-)
-from privdyn.privacy.langevin.common import (
-    _SRC_C1 as _SRC_C1,
-)
-from privdyn.privacy.langevin.common import (
-    _SRC_C1_INF as _SRC_C1_INF,
-)
-from privdyn.privacy.langevin.common import (
-    _SRC_C2 as _SRC_C2,
-)
-from privdyn.privacy.langevin.common import (
-    _SRC_EXACT as _SRC_EXACT,
-)
-from privdyn.privacy.langevin.common import (
-    _SRC_GAMMA as _SRC_GAMMA,
-)
-from privdyn.privacy.langevin.common import (
-    _SRC_INCREMENT as _SRC_INCREMENT,
-)
-from privdyn.privacy.langevin.common import (
-    _SRC_T2 as _SRC_T2,
-)
-from privdyn.privacy.langevin.common import (
-    _SRC_T3 as _SRC_T3,
-)
-from privdyn.privacy.langevin.common import (
-    _SRC_TRACKED as _SRC_TRACKED,
-)
-from privdyn.privacy.langevin.common import (  # noqa: F401 - every name the module had stays importable
-    CROSSOVER_X as CROSSOVER_X,
-)
-from privdyn.privacy.langevin.common import (
-    _arr as _arr,
-)
-from privdyn.privacy.langevin.common import (
-    _check_convexity as _check_convexity,
-)
-from privdyn.privacy.langevin.common import (
-    _check_cor1 as _check_cor1,
-)
-from privdyn.privacy.langevin.common import (
-    _check_count as _check_count,
-)
-from privdyn.privacy.langevin.common import (
-    _check_num_steps as _check_num_steps,
-)
-from privdyn.privacy.langevin.common import (
-    _check_renyi_order as _check_renyi_order,
-)
-from privdyn.privacy.langevin.common import (
-    _check_step_below_inverse_smoothness as _check_step_below_inverse_smoothness,
-)
-from privdyn.privacy.langevin.common import (
-    _loss as _loss,
-)
-from privdyn.privacy.langevin.common import (
-    _one_minus_exp_neg as _one_minus_exp_neg,
-)
-from privdyn.privacy.langevin.common import (
-    _out as _out,
-)
-from privdyn.privacy.langevin.common import (
-    _show as _show,
-)
-from privdyn.privacy.langevin.dynamics import (  # noqa: F401 - every name the module had stays importable
-    composition_rdp as composition_rdp,
-)
+from privdyn.privacy.langevin.common import CROSSOVER_X
 from privdyn.privacy.langevin.dynamics import (
-    crossover_num_steps as crossover_num_steps,
+    composition_rdp,
+    crossover_num_steps,
+    dynamics_rdp,
+    dynamics_rdp_asymptote,
+    dynamics_rdp_increment,
+    dynamics_zcdp,
+    lsi_rdp,
+    steps_to_fraction,
 )
-from privdyn.privacy.langevin.dynamics import (
-    dynamics_rdp as dynamics_rdp,
-)
-from privdyn.privacy.langevin.dynamics import (
-    dynamics_rdp_asymptote as dynamics_rdp_asymptote,
-)
-from privdyn.privacy.langevin.dynamics import (
-    dynamics_rdp_increment as dynamics_rdp_increment,
-)
-from privdyn.privacy.langevin.dynamics import (
-    dynamics_zcdp as dynamics_zcdp,
-)
-from privdyn.privacy.langevin.dynamics import (
-    lsi_rdp as lsi_rdp,
-)
-from privdyn.privacy.langevin.dynamics import (
-    steps_to_fraction as steps_to_fraction,
-)
-from privdyn.privacy.langevin.extensions import (  # noqa: F401 - every name the module had stays importable
-    _best_gamma_factor as _best_gamma_factor,
-)
-from privdyn.privacy.langevin.extensions import (
-    _check_init_lsi as _check_init_lsi,
-)
-from privdyn.privacy.langevin.extensions import (
-    _contraction as _contraction,
-)
-from privdyn.privacy.langevin.extensions import (
-    best_gamma_rdp as best_gamma_rdp,
-)
-from privdyn.privacy.langevin.extensions import (
-    lsi_constant_tracker as lsi_constant_tracker,
-)
-from privdyn.privacy.langevin.extensions import (
-    tracked_lsi_rdp as tracked_lsi_rdp,
-)
-from privdyn.privacy.langevin.quadratic import (  # noqa: F401 - every name the module had stays importable
-    _check_quadratic as _check_quadratic,
-)
-from privdyn.privacy.langevin.quadratic import (
-    quadratic_corollary2_rdp as quadratic_corollary2_rdp,
-)
-from privdyn.privacy.langevin.quadratic import (
-    quadratic_exact_rdp as quadratic_exact_rdp,
-)
-from privdyn.privacy.langevin.quadratic import (
-    quadratic_lower_bound_rdp as quadratic_lower_bound_rdp,
-)
-from privdyn.privacy.langevin.setting import (
-    LangevinSetting as LangevinSetting,
-)
-from privdyn.privacy.langevin.utility import (  # noqa: F401 - every name the module had stays importable
-    Theorem4Parameters as Theorem4Parameters,
-)
-from privdyn.privacy.langevin.utility import (
-    _as_int as _as_int,
-)
-from privdyn.privacy.langevin.utility import (
-    lemma6_excess_risk_bound as lemma6_excess_risk_bound,
-)
-from privdyn.privacy.langevin.utility import (
-    theorem4_parameters as theorem4_parameters,
-)
+from privdyn.privacy.langevin.extensions import best_gamma_rdp, lsi_constant_tracker, tracked_lsi_rdp
+from privdyn.privacy.langevin.quadratic import quadratic_corollary2_rdp, quadratic_exact_rdp, quadratic_lower_bound_rdp
+from privdyn.privacy.langevin.setting import LangevinSetting
+from privdyn.privacy.langevin.utility import Theorem4Parameters, lemma6_excess_risk_bound, theorem4_parameters
 
 __all__ = [
     "CROSSOVER_X",

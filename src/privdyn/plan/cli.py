@@ -43,7 +43,7 @@ def _dpsgd_sizes(kwargs: dict[str, Any], sampling_rate: float | None, epochs: fl
     if sampling_rate is None and epochs is None:
         return
     from privdyn.plan._account import resolve_sizes
-    from privdyn.plan._account_cli import OPTION_NAMES
+    from privdyn.plan.account_cli import OPTION_NAMES
 
     if kwargs.get("n") is None:
         raise PlanUsageError(f"{'--sampling-rate' if sampling_rate is not None else '--epochs'} needs --n (the "

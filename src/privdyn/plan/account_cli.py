@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from privdyn.plan._cli import PlanUsageError
+from privdyn.plan.cli import PlanUsageError
 
 __all__ = ["account_command", "OPTION_NAMES"]
 
