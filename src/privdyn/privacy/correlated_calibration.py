@@ -210,7 +210,7 @@ def _resolve_sampler(sampler: Sampler | str | None, sampling: str | None, neighb
     return sampler, neighboring
 
 
-_SUPPORTED = {
+_SUPPORTED: dict[str, tuple[NeighboringRelation, ...]] = {
     Sampler.FIXED_SIZE: (NeighboringRelation.REPLACE_ONE, NeighboringRelation.ZERO_OUT),
     Sampler.POISSON: (NeighboringRelation.ADD_REMOVE, NeighboringRelation.ZERO_OUT),
 }

@@ -92,7 +92,7 @@ def as_sampler(value: object, choices: tuple[Sampler, ...] = DPSGD_SAMPLERS, *,
             the choices (by their string values, in the order of ``choices``).
     """
     _check.one_of(tuple(choice.value for choice in choices), **{name: value})
-    return Sampler(value)
+    return Sampler(str(value))
 
 
 class Guarantee(enum.StrEnum):
@@ -157,8 +157,8 @@ class PrivacyLoss:
             try:
                 as_sampler(self.sampler)
             except ValueError:
-                choices = tuple(sampler.value for sampler in DPSGD_SAMPLERS)
-                raise ValueError(f"sampler must be one of {choices!r} or None; got sampler={self.sampler!r}.") from None
+                known = tuple(sampler.value for sampler in DPSGD_SAMPLERS)
+                raise ValueError(f"sampler must be one of {known!r} or None; got sampler={self.sampler!r}.") from None
 
     def __float__(self) -> float:
         return float(np.asarray(self.value).item())

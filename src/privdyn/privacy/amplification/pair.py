@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # the strategies import scipy through privdyn.rng: keep `impo
 __all__ = ["SAMPLERS", "NEIGHBORING", "DominatingPair", "dominating_pair", "privacy_loss_exact",
            "MAX_ENUMERATION_STEPS"]
 
-NEIGHBORING = {Sampler.POISSON: NeighboringRelation.ADD_REMOVE, Sampler.FIXED_SIZE: NeighboringRelation.ZERO_OUT}
+NEIGHBORING: dict[str, NeighboringRelation] = {Sampler.POISSON: NeighboringRelation.ADD_REMOVE,
+                                                Sampler.FIXED_SIZE: NeighboringRelation.ZERO_OUT}
 """The neighbouring relation of the pair under each sampler (Theorem F.8; its Poisson counterpart)."""
 
 MAX_ENUMERATION_STEPS = 16
