@@ -65,7 +65,7 @@ from privdyn._progress import report
 from privdyn.plan._budget import PlanningShare, PrivacyStatement, _check_delta
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification, _fmt, json_ready
 from privdyn.privacy import accounting, correlated
-from privdyn.privacy.labels import DPSGD_SAMPLERS, NeighboringRelation, Sampler, as_sampler
+from privdyn.privacy.labels import DPSGD_SAMPLERS, NeighboringRelation, Sampler, as_neighboring, as_sampler
 
 __all__ = ["DPSGDPlan", "RefusedPair", "dpsgd", "parse_samplers", "parse_strategy", "strategy_spec", "prefix_sum_mse",
            "DEFAULT_STRATEGIES"]
@@ -577,11 +577,7 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
         if schemes is not None and sampler not in schemes:
             raise ValueError(f"sampler must be one of the ranked samplers {', '.join(schemes)}; got "
                              f"sampler={sampler!r}.")
-    try:
-        relation = NeighboringRelation(str(neighboring))
-    except ValueError:
-        choices = ", ".join(repr(r.value) for r in NeighboringRelation)
-        raise ValueError(f"neighboring must be one of {choices}; got neighboring={neighboring!r}.") from None
+    relation = as_neighboring(str(neighboring))
     schemes = schemes or (str(sampler),)
     s = _Sizes(n=int(n), batch_size=int(batch_size), num_steps=int(num_steps), delta=dlt, sampler=schemes[0],
                neighboring=relation, clip=float(clip))

@@ -89,7 +89,15 @@ from typing import Any
 
 from privdyn import _check
 from privdyn.privacy import correlated, correlated_calibration
-from privdyn.privacy.labels import SAMPLERS, Guarantee, NeighboringRelation, PrivacyLoss, Sampler, as_sampler
+from privdyn.privacy.labels import (
+    SAMPLERS,
+    Guarantee,
+    NeighboringRelation,
+    PrivacyLoss,
+    Sampler,
+    as_neighboring,
+    as_sampler,
+)
 
 __all__ = [
     "AMPLIFIED_DISCRETIZATION",
@@ -531,11 +539,7 @@ ALLOW_LIST: tuple[AllowListRow, ...] = (
 
 
 def _relation(neighboring: str | NeighboringRelation) -> NeighboringRelation:
-    try:
-        return NeighboringRelation(neighboring)
-    except ValueError:
-        choices = ", ".join(repr(r.value) for r in NeighboringRelation)
-        raise ValueError(f"neighboring must be one of {choices}; got neighboring={neighboring!r}.") from None
+    return as_neighboring(neighboring)
 
 
 def refusal_reason(kind: str, sampler: str, neighboring: NeighboringRelation) -> str:

@@ -44,6 +44,7 @@ from privdyn.privacy.labels import (
     NeighboringRelation,
     PrivacyLoss,
     Sampler,
+    as_neighboring,
     as_sampler,
 )
 from privdyn.privacy.labels import DP_ACCOUNTING_SAMPLERS as SAMPLERS  # the name of the subset here, kept
@@ -218,11 +219,7 @@ _SUPPORTED: dict[str, tuple[NeighboringRelation, ...]] = {
 
 
 def _relation(sampler: str, neighboring: Any) -> NeighboringRelation:
-    try:
-        relation = NeighboringRelation(neighboring)
-    except ValueError:
-        choices = ", ".join(repr(r.value) for r in NeighboringRelation)
-        raise ValueError(f"neighboring must be one of {choices}; got neighboring={neighboring!r}.") from None
+    relation = as_neighboring(neighboring)
     if relation not in _SUPPORTED[sampler]:
         allowed = " or ".join(repr(r.value) for r in _SUPPORTED[sampler])
         raise ValueError(f"neighboring must be {allowed} for sampler={sampler!r}; got "

@@ -27,6 +27,7 @@ __all__ = [
     "NeighboringRelation",
     "PrivacyLoss",
     "Sampler",
+    "as_neighboring",
     "as_sampler",
 ]
 
@@ -123,6 +124,19 @@ class NeighboringRelation(enum.StrEnum):
     REPLACE_ONE = "replace_one"
     ADD_REMOVE = "add_remove"
     ZERO_OUT = "zero_out"
+
+
+def as_neighboring(value: NeighboringRelation | str, *, name: str = "neighboring") -> NeighboringRelation:
+    """``value`` (a :class:`NeighboringRelation` or its string value) as a :class:`NeighboringRelation`.
+
+    Raises:
+        ValueError: ``value`` is not a relation; the message names the parameter ``name``, the value and the choices.
+    """
+    try:
+        return NeighboringRelation(value)
+    except ValueError:
+        choices = ", ".join(repr(relation.value) for relation in NeighboringRelation)
+        raise ValueError(f"{name} must be one of {choices}; got {name}={value!r}.") from None
 
 
 @dataclasses.dataclass(frozen=True)
