@@ -69,7 +69,7 @@ full-batch schedules of the other families. ``shuffle`` is known (to run it, and
 reason), not accounted."""
 
 SAMPLERS = DPSGD_SAMPLERS
-"""The name :data:`DPSGD_SAMPLERS` had before it was derived from :class:`Sampler` (kept: the same tuple)."""
+"""The earlier name of :data:`DPSGD_SAMPLERS`, kept (the same tuple)."""
 
 DP_ACCOUNTING_SAMPLERS: tuple[Sampler, ...] = (Sampler.FIXED_SIZE, Sampler.POISSON)
 """The samplers of the independent-noise dp-accounting path (:mod:`privdyn.privacy.correlated_calibration`): the
