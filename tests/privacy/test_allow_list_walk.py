@@ -52,7 +52,7 @@ def test_each_triple_is_accounted_with_a_label_or_refused_with_a_named_reason(ki
     assert reason == accounting.refusal_reason(kind, sampler, relation)
     assert reason in accounting.REFUSAL_REASONS
     message = str(caught.value)
-    assert reason in message and f"sampler={sampler!r}" in message and repr(relation.value) in message
+    assert reason in message and f"sampler={sampler.value!r}" in message and repr(relation.value) in message
     with pytest.raises(accounting.NotAccountableError) as calibrating:
         accounting.dpsgd_noise_multiplier(strategy, epsilon=1.0, sampler=sampler, neighboring=relation, **SIZES)
     assert calibrating.value.reason == reason

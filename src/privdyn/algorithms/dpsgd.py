@@ -68,6 +68,8 @@ from privdyn import _check
 from privdyn._deprecation import renamed_arguments
 from privdyn.algorithms.dpgd import _diverged_as_inf
 from privdyn.privacy.correlated import LambdaCGD, NoiseStream, StepNormals, Strategy
+from privdyn.privacy.labels import DPSGD_SAMPLERS, Sampler, as_sampler
+from privdyn.privacy.labels import DPSGD_SAMPLERS as SAMPLERS  # the name of the subset here, kept
 from privdyn.rng import CounterStream
 
 __all__ = [
@@ -79,12 +81,6 @@ __all__ = [
     "DPSGDResult",
     "dpsgd",
 ]
-
-SAMPLERS = ("fixed_size", "poisson", "shuffle", "random_allocation", "cyclic_poisson")
-"""Batch samplers: the paper's fixed-size sampling without replacement per step, Poisson, shuffled epochs,
-random allocation (balls-in-bins: each example in exactly one uniformly drawn step of every epoch), and cyclic Poisson
-(Poisson sampling inside the one active part of a fixed partition in ``b`` parts)."""
-
 
 @runtime_checkable
 class PerExampleGradientModel(Protocol):
@@ -108,7 +104,7 @@ class PerExampleGradientModel(Protocol):
 
 
 @renamed_arguments(generator="rng")
-def sample_batches(sampler: str, *, n: int, batch_size: int, rng: np.random.Generator,
+def sample_batches(sampler: Sampler | str, *, n: int, batch_size: int, rng: np.random.Generator,
                    num_partitions: int | None = None) -> Iterator[np.ndarray]:
     """An endless iterator of index batches (see the module docstring for the samplers).
 
@@ -117,7 +113,7 @@ def sample_batches(sampler: str, *, n: int, batch_size: int, rng: np.random.Gene
     :func:`privdyn.privacy.cyclic_poisson.num_partitions` (:class:`DPSGD` and :class:`privdyn.torch.BatchSampler`
     do). The partition is drawn from ``rng`` before the first batch and kept for the whole iterator.
     """
-    _check.one_of(SAMPLERS, sampler=sampler)
+    sampler = as_sampler(sampler, DPSGD_SAMPLERS).value
     _check.integer(minimum=1, n=n, batch_size=batch_size)
     n, batch_size = int(n), int(batch_size)
     if batch_size > n:
@@ -332,7 +328,7 @@ class DPSGD:
     def __init__(self, model: PerExampleGradientModel, initial_params: np.ndarray, x: np.ndarray, y: np.ndarray, *,
                  step_size: float, batch_size: int, clip: float = math.inf, noise_multiplier: float = 0.0,
                  noise_correlation: float | None = None, strategy: Strategy | None = None,
-                 projection_radius: float = math.inf, sampler: str = "fixed_size",
+                 projection_radius: float = math.inf, sampler: Sampler | str = "fixed_size",
                  sampling_rng: np.random.Generator, noise_rng: StepNormals | CounterStream | None = None,
                  regenerate: bool = False, num_steps: int | None = None) -> None:
         if not isinstance(model, PerExampleGradientModel):
@@ -456,7 +452,7 @@ class DPSGD:
 def dpsgd(model: PerExampleGradientModel, initial_params: np.ndarray, x: np.ndarray, y: np.ndarray, *, num_steps: int,
           step_size: float, batch_size: int, sampling_rng: np.random.Generator, clip: float = math.inf,
           noise_multiplier: float = 0.0, noise_correlation: float | None = None, strategy: Strategy | None = None,
-          projection_radius: float = math.inf, sampler: str = "fixed_size",
+          projection_radius: float = math.inf, sampler: Sampler | str = "fixed_size",
           noise_rng: StepNormals | CounterStream | None = None, regenerate: bool = False, log_every: int = 1,
           log_train_loss: bool = True, keep_iterates: bool = False) -> DPSGDResult:
     """Run ``num_steps`` updates of Algorithm 1 of the kan paper (arXiv 2605.12648); see the module docstring.

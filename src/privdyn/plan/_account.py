@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from privdyn import _check
 from privdyn.plan._budget import PrivacyStatement, _check_delta
 from privdyn.privacy import accounting
-from privdyn.privacy.labels import NeighboringRelation
+from privdyn.privacy.labels import DPSGD_SAMPLERS, NeighboringRelation, Sampler, as_sampler
 
 if TYPE_CHECKING:
     from privdyn.privacy.correlated import Strategy
@@ -46,7 +46,7 @@ def _whole(value: Fraction) -> int | None:
 
 
 def resolve_sizes(*, n: int | None, batch_size: int | None, sampling_prob: float | None, num_steps: int | None,
-                  epochs: float | None, sampler: str | None,
+                  epochs: float | None, sampler: Sampler | str | None,
                   names: Mapping[str, str] = _NAMES) -> tuple[int, int, int, dict[str, object]]:
     """(n, batch_size, num_steps) from the given alternatives (module docstring), and what was derived how.
 
@@ -165,7 +165,7 @@ class DPSGDAccount:
         return "\n".join(lines)
 
 
-def dpsgd_account(*, noise_multiplier: float, delta: float, sampler: str | None, neighboring: str | None,
+def dpsgd_account(*, noise_multiplier: float, delta: float, sampler: Sampler | str | None, neighboring: str | None,
                   n: int | None = None, batch_size: int | None = None, sampling_prob: float | None = None,
                   num_steps: int | None = None, epochs: float | None = None, strategy: str | Strategy = "independent",
                   names: Mapping[str, str] = _NAMES) -> DPSGDAccount:
@@ -194,10 +194,11 @@ def dpsgd_account(*, noise_multiplier: float, delta: float, sampler: str | None,
         raise ValueError(f"{kappa_name} must be a finite number > 0 (without noise there is no privacy: epsilon is "
                          f"infinite); got {noise_multiplier!r}.")
     dlt = _check_delta(delta)
-    _required(spell.get("sampler", "sampler"), sampler, accounting.SAMPLERS, "how records join the steps")
+    _required(spell.get("sampler", "sampler"), sampler, [choice.value for choice in DPSGD_SAMPLERS],
+              "how records join the steps")
     _required(spell.get("neighboring", "neighboring"), neighboring, [r.value for r in NeighboringRelation],
               "which datasets are neighbours")
-    _check.one_of(accounting.SAMPLERS, **{spell.get("sampler", "sampler"): sampler})
+    sampler = as_sampler(sampler, name=spell.get("sampler", "sampler")).value
     try:
         relation = NeighboringRelation(str(neighboring))
     except ValueError:

@@ -29,7 +29,7 @@ import numpy as np
 from privdyn import _check
 from privdyn.privacy import conversions
 from privdyn.privacy.labels import Guarantee, NeighboringRelation
-from privdyn.privacy.statement import STATEMENT_SAMPLERS, PlanningShare, PrivacyStatement
+from privdyn.privacy.statement import PlanningShare, PrivacyStatement
 
 __all__ = [
     "Budget",
@@ -40,10 +40,7 @@ __all__ = [
     "dp_accounting_epsilon",
     "zcdp_epsilon",
     "rho_from_zcdp",
-    "SAMPLERS",
 ]
-
-SAMPLERS = STATEMENT_SAMPLERS
 
 _RDP_ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0)
 """The orders at which a zCDP guarantee's RDP curve α ↦ zcdp·α is tabulated in the statement."""

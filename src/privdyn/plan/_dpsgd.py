@@ -65,7 +65,7 @@ from privdyn._progress import report
 from privdyn.plan._budget import PlanningShare, PrivacyStatement, _check_delta
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification, _fmt, json_ready
 from privdyn.privacy import accounting, correlated
-from privdyn.privacy.labels import NeighboringRelation
+from privdyn.privacy.labels import DPSGD_SAMPLERS, NeighboringRelation, Sampler, as_neighboring, as_sampler
 
 __all__ = ["DPSGDPlan", "RefusedPair", "dpsgd", "parse_samplers", "parse_strategy", "strategy_spec", "prefix_sum_mse",
            "DEFAULT_STRATEGIES"]
@@ -271,18 +271,19 @@ class RefusedPair:
     message: str
 
 
-def parse_samplers(samplers: str | Sequence[str]) -> tuple[str, ...]:
-    """The participation schemes to rank: a list of names, a comma-separated string, or ``"all"``
-    (:data:`privdyn.privacy.accounting.SAMPLERS`, so a sampler added there is ranked too); duplicates are dropped."""
+def parse_samplers(samplers: str | Sequence[Sampler | str]) -> tuple[str, ...]:
+    """The participation schemes to rank (their string values): a list of names, a comma-separated string, or
+    ``"all"`` (:data:`privdyn.privacy.labels.DPSGD_SAMPLERS`, so a sampler added there is ranked too); duplicates are
+    dropped."""
     names = samplers.split(",") if isinstance(samplers, str) else list(samplers)
     if not all(isinstance(v, str) for v in names):
         raise TypeError(f"samplers must be sampler names; got samplers={samplers!r}.")
     names = [v.strip() for v in names if v.strip()]
     if names == ["all"]:
-        names = list(accounting.SAMPLERS)
-    unknown = [v for v in names if v not in accounting.SAMPLERS]
+        names = [choice.value for choice in DPSGD_SAMPLERS]
+    unknown = [v for v in names if v not in DPSGD_SAMPLERS]
     if unknown or not names:
-        raise ValueError(f"samplers must name one or more of {', '.join(accounting.SAMPLERS)} (or 'all'); got "
+        raise ValueError(f"samplers must name one or more of {', '.join(DPSGD_SAMPLERS)} (or 'all'); got "
                          f"samplers={samplers!r}" + (f" (unknown: {', '.join(map(repr, unknown))})." if unknown
                                                      else "."))
     return tuple(dict.fromkeys(names))
@@ -514,14 +515,16 @@ def run_statement(strategy: correlated.Strategy, row: accounting.AllowListRow, n
 
 
 def _required(name: str, value: Any, choices: Sequence[str], meaning: str) -> None:
+    """``value`` is given; else an error listing ``choices`` (string values: an enum member's repr is not one)."""
     if value is None:
         raise ValueError(f"{name} is required ({meaning}): one of {', '.join(repr(c) for c in choices)}; "
                          "privdyn never assumes one.")
 
 
-def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: float, sampler: str | None = None,
-          neighboring: str | None = None, strategies: Sequence[str | correlated.Strategy] | None = None,
-          samplers: str | Sequence[str] | None = None, clip: float = 1.0, rtol: float = CALIBRATION_RTOL,
+def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: float,
+          sampler: Sampler | str | None = None, neighboring: str | None = None,
+          strategies: Sequence[str | correlated.Strategy] | None = None,
+          samplers: str | Sequence[Sampler | str] | None = None, clip: float = 1.0, rtol: float = CALIBRATION_RTOL,
           ranking_rtol: float = RANKING_RTOL) -> DPSGDPlan:
     """Plan DP-SGD with independent or correlated noise: κ per strategy for (ε, δ), ranked by the prefix-sum proxy.
 
@@ -530,7 +533,8 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
         batch_size: (expected) batch size B, 1 <= B <= n.
         num_steps: number of steps T (>= 1).
         epsilon, delta: the budget, epsilon > 0 and delta in (0, 1).
-        sampler: one of :data:`privdyn.privacy.accounting.SAMPLERS` (required unless ``samplers`` is given).
+        sampler: one of :data:`privdyn.privacy.labels.DPSGD_SAMPLERS`, a :class:`~privdyn.privacy.Sampler` or its
+            string value (required unless ``samplers`` is given).
         neighboring: ``"replace_one"``, ``"add_remove"`` or ``"zero_out"`` (required).
         strategies: names (:func:`parse_strategy`) or strategy objects; every one must be accountable under
             (sampler, neighboring), else the plan is refused. None: :data:`DEFAULT_STRATEGIES`, of which the
@@ -566,18 +570,14 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
     dlt = _check_delta(delta)
     schemes = None if samplers is None else parse_samplers(samplers)
     if schemes is None:
-        _required("sampler", sampler, accounting.SAMPLERS, "how records join the steps")
+        _required("sampler", sampler, [choice.value for choice in DPSGD_SAMPLERS], "how records join the steps")
     _required("neighboring", neighboring, [r.value for r in NeighboringRelation], "which datasets are neighbours")
     if sampler is not None:
-        _check.one_of(accounting.SAMPLERS, sampler=sampler)
+        sampler = as_sampler(sampler).value
         if schemes is not None and sampler not in schemes:
             raise ValueError(f"sampler must be one of the ranked samplers {', '.join(schemes)}; got "
                              f"sampler={sampler!r}.")
-    try:
-        relation = NeighboringRelation(str(neighboring))
-    except ValueError:
-        choices = ", ".join(repr(r.value) for r in NeighboringRelation)
-        raise ValueError(f"neighboring must be one of {choices}; got neighboring={neighboring!r}.") from None
+    relation = as_neighboring(str(neighboring))
     schemes = schemes or (str(sampler),)
     s = _Sizes(n=int(n), batch_size=int(batch_size), num_steps=int(num_steps), delta=dlt, sampler=schemes[0],
                neighboring=relation, clip=float(clip))

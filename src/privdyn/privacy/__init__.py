@@ -21,7 +21,10 @@ from typing import TYPE_CHECKING
 from privdyn import _lazy
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "labels": ("SAMPLERS", "Guarantee", "NeighboringRelation", "PrivacyLoss"),
+    "labels": (
+        "AMPLIFIED_SAMPLERS", "DPSGD_SAMPLERS", "DP_ACCOUNTING_SAMPLERS", "SAMPLERS", "STATEMENT_SAMPLERS", "Guarantee",
+        "NeighboringRelation", "PrivacyLoss", "Sampler",
+    ),
     "accounting": (
         "ALLOW_LIST", "NOISE_KINDS", "AllowListRow", "NotAccountableError", "accountant_for", "dpsgd_epsilon",
         "dpsgd_noise_multiplier", "noise_kind",
@@ -56,7 +59,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "OnePassDPGDMechanism",
     ),
     "membership": ("MEMBERSHIP_FPRS", "gaussian_tpr", "pld_tpr", "profile_tpr"),
-    "statement": ("PlanningShare", "PrivacyStatement", "STATEMENT_SAMPLERS"),
+    "statement": ("PlanningShare", "PrivacyStatement"),
     "correlated_calibration": (
         "F12_CONSTANTS", "epsilon_dp_accounting", "noise_multiplier_dp_accounting", "noise_multiplier_theorem_d9",
         "noise_multiplier_theorem_f12", "rdp_dp_accounting",
@@ -77,7 +80,6 @@ _ALIASES: dict[str, tuple[str, str]] = {
     "dpgd_noise_calibration": ("iteration", "noise_calibration"),
     "dpgd_privacy_level": ("iteration", "privacy_level"),
     "correlated_sensitivity": ("correlated", "sensitivity"),
-    "DP_ACCOUNTING_SAMPLERS": ("correlated_calibration", "SAMPLERS"),
 }
 _SUBMODULES = (
     "accounting", "amplification", "conversions", "correlated", "correlated_calibration", "cyclic_poisson",
@@ -139,7 +141,6 @@ if TYPE_CHECKING:
     from privdyn.privacy.correlated import prefix_sum_rmse as prefix_sum_rmse
     from privdyn.privacy.correlated import sensitivity as correlated_sensitivity  # noqa: F401 - re-exported under this name
     from privdyn.privacy.correlated_calibration import F12_CONSTANTS as F12_CONSTANTS
-    from privdyn.privacy.correlated_calibration import SAMPLERS as DP_ACCOUNTING_SAMPLERS  # noqa: F401 - re-exported under this name
     from privdyn.privacy.correlated_calibration import epsilon_dp_accounting as epsilon_dp_accounting
     from privdyn.privacy.correlated_calibration import noise_multiplier_dp_accounting as noise_multiplier_dp_accounting
     from privdyn.privacy.correlated_calibration import noise_multiplier_theorem_d9 as noise_multiplier_theorem_d9
@@ -175,10 +176,15 @@ if TYPE_CHECKING:
     from privdyn.privacy.iteration import privacy_level as dpgd_privacy_level  # noqa: F401 - re-exported under this name
     from privdyn.privacy.iteration import rho_to_epsilon as rho_to_epsilon
     from privdyn.privacy.iteration import rho_to_zcdp as rho_to_zcdp
+    from privdyn.privacy.labels import AMPLIFIED_SAMPLERS as AMPLIFIED_SAMPLERS
+    from privdyn.privacy.labels import DP_ACCOUNTING_SAMPLERS as DP_ACCOUNTING_SAMPLERS
+    from privdyn.privacy.labels import DPSGD_SAMPLERS as DPSGD_SAMPLERS
     from privdyn.privacy.labels import SAMPLERS as SAMPLERS
+    from privdyn.privacy.labels import STATEMENT_SAMPLERS as STATEMENT_SAMPLERS
     from privdyn.privacy.labels import Guarantee as Guarantee
     from privdyn.privacy.labels import NeighboringRelation as NeighboringRelation
     from privdyn.privacy.labels import PrivacyLoss as PrivacyLoss
+    from privdyn.privacy.labels import Sampler as Sampler
     from privdyn.privacy.langevin import CROSSOVER_X as CROSSOVER_X
     from privdyn.privacy.langevin import LangevinSetting as LangevinSetting
     from privdyn.privacy.langevin import Theorem4Parameters as Theorem4Parameters
@@ -211,6 +217,5 @@ if TYPE_CHECKING:
     from privdyn.privacy.membership import gaussian_tpr as gaussian_tpr
     from privdyn.privacy.membership import pld_tpr as pld_tpr
     from privdyn.privacy.membership import profile_tpr as profile_tpr
-    from privdyn.privacy.statement import STATEMENT_SAMPLERS as STATEMENT_SAMPLERS
     from privdyn.privacy.statement import PlanningShare as PlanningShare
     from privdyn.privacy.statement import PrivacyStatement as PrivacyStatement

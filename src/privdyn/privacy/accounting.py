@@ -89,7 +89,15 @@ from typing import Any
 
 from privdyn import _check
 from privdyn.privacy import correlated, correlated_calibration
-from privdyn.privacy.labels import SAMPLERS, Guarantee, NeighboringRelation, PrivacyLoss
+from privdyn.privacy.labels import (
+    SAMPLERS,
+    Guarantee,
+    NeighboringRelation,
+    PrivacyLoss,
+    Sampler,
+    as_neighboring,
+    as_sampler,
+)
 
 __all__ = [
     "AMPLIFIED_DISCRETIZATION",
@@ -192,7 +200,7 @@ class AllowListRow:
 
     Attributes:
         noise: the strategy kind (:data:`NOISE_KINDS`).
-        sampler: one of :data:`SAMPLERS`.
+        sampler: one of :data:`SAMPLERS` (:data:`privdyn.privacy.labels.DPSGD_SAMPLERS`).
         neighboring: the neighbouring relation.
         accountant: a short name of the accountant (written into plans and reports).
         guarantee: the label of its numbers.
@@ -202,7 +210,7 @@ class AllowListRow:
     """
 
     noise: str
-    sampler: str
+    sampler: Sampler
     neighboring: NeighboringRelation
     accountant: str
     guarantee: Guarantee
@@ -211,6 +219,7 @@ class AllowListRow:
     noise_multiplier: NoiseMultiplierFn = dataclasses.field(repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "sampler", as_sampler(self.sampler))
         _check.record(self)
 
     def describe(self) -> str:
@@ -494,27 +503,29 @@ _CORRELATED_ALLOCATION = (_ALLOCATION + "; any lower-triangular Toeplitz encoder
 _IID = "i.i.d. per-step participation with rate r = batch_size/n; every noisy step may be released"
 
 ALLOW_LIST: tuple[AllowListRow, ...] = (
-    AllowListRow("independent", "poisson", _ADD_REMOVE, "dp_accounting_pld", Guarantee.BOUND, "",
+    AllowListRow("independent", Sampler.POISSON, _ADD_REMOVE, "dp_accounting_pld", Guarantee.BOUND, "",
                  _independent_epsilon("poisson", _ADD_REMOVE), _independent_noise_multiplier("poisson", _ADD_REMOVE)),
-    AllowListRow("independent", "fixed_size", _REPLACE_ONE, "dp_accounting_rdp", Guarantee.BOUND, "",
+    AllowListRow("independent", Sampler.FIXED_SIZE, _REPLACE_ONE, "dp_accounting_rdp", Guarantee.BOUND, "",
                  _independent_epsilon("fixed_size", _REPLACE_ONE),
                  _independent_noise_multiplier("fixed_size", _REPLACE_ONE)),
-    AllowListRow("independent", "fixed_size", _ZERO_OUT, "theorem_f8_pld", Guarantee.BOUND, "",
+    AllowListRow("independent", Sampler.FIXED_SIZE, _ZERO_OUT, "theorem_f8_pld", Guarantee.BOUND, "",
                  _independent_epsilon("fixed_size", _ZERO_OUT),
                  _independent_noise_multiplier("fixed_size", _ZERO_OUT)),
-    *(AllowListRow("independent", "random_allocation", relation, "random_allocation_pld", Guarantee.BOUND,
+    *(AllowListRow("independent", Sampler.RANDOM_ALLOCATION, relation, "random_allocation_pld", Guarantee.BOUND,
                    _ALLOCATION, _allocation_epsilon(relation), _allocation_noise_multiplier(relation))
       for relation in (_ADD_REMOVE, _ZERO_OUT)),
-    *(AllowListRow(noise, "cyclic_poisson", relation, "banded_cyclic_poisson_pld", Guarantee.BOUND, _CYCLIC,
+    *(AllowListRow(noise, Sampler.CYCLIC_POISSON, relation, "banded_cyclic_poisson_pld", Guarantee.BOUND, _CYCLIC,
                    _cyclic_epsilon(relation), _cyclic_noise_multiplier(relation))
       for noise in ("independent", "toeplitz") for relation in (_ADD_REMOVE, _ZERO_OUT)),
     *(AllowListRow(noise, sampler, relation,
                    "amplified_bound_or_theorem_f12" if (noise, sampler) == ("lambda_cgd", "fixed_size")
                    else "amplified_bound", Guarantee.BOUND, _IID,
-                   _amplified_epsilon(sampler, relation), _amplified_noise_multiplier(sampler, relation))
+                   _amplified_epsilon(sampler.value, relation),
+                   _amplified_noise_multiplier(sampler.value, relation))
       for noise in ("lambda_cgd", "banded_inverse", "toeplitz", "blt")
-      for sampler, relation in (("fixed_size", _ZERO_OUT), ("poisson", _ADD_REMOVE), ("poisson", _ZERO_OUT))),
-    *(AllowListRow(noise, "random_allocation", relation, "allocation_bound", Guarantee.BOUND,
+      for sampler, relation in ((Sampler.FIXED_SIZE, _ZERO_OUT), (Sampler.POISSON, _ADD_REMOVE),
+                                (Sampler.POISSON, _ZERO_OUT))),
+    *(AllowListRow(noise, Sampler.RANDOM_ALLOCATION, relation, "allocation_bound", Guarantee.BOUND,
                    _CORRELATED_ALLOCATION, _correlated_allocation_epsilon(relation),
                    _correlated_allocation_noise_multiplier(relation))
       for noise in ("lambda_cgd", "banded_inverse", "toeplitz", "blt") for relation in (_ADD_REMOVE, _ZERO_OUT)),
@@ -528,11 +539,7 @@ ALLOW_LIST: tuple[AllowListRow, ...] = (
 
 
 def _relation(neighboring: str | NeighboringRelation) -> NeighboringRelation:
-    try:
-        return NeighboringRelation(neighboring)
-    except ValueError:
-        choices = ", ".join(repr(r.value) for r in NeighboringRelation)
-        raise ValueError(f"neighboring must be one of {choices}; got neighboring={neighboring!r}.") from None
+    return as_neighboring(neighboring)
 
 
 def refusal_reason(kind: str, sampler: str, neighboring: NeighboringRelation) -> str:
@@ -548,7 +555,7 @@ def refusal_reason(kind: str, sampler: str, neighboring: NeighboringRelation) ->
     return "relation_not_covered"
 
 
-def accountant_for(strategy: correlated.Strategy, *, sampler: str,
+def accountant_for(strategy: correlated.Strategy, *, sampler: Sampler | str,
                    neighboring: str | NeighboringRelation) -> AllowListRow:
     """The allow-list row that accounts DP-SGD with this noise, sampler and neighbouring relation.
 
@@ -557,7 +564,7 @@ def accountant_for(strategy: correlated.Strategy, *, sampler: str,
             privdyn accounts for this noise).
         ValueError / TypeError: an unknown sampler or relation, or not a privdyn strategy.
     """
-    _check.one_of(SAMPLERS, sampler=sampler)
+    sampler = as_sampler(sampler).value
     relation = _relation(neighboring)
     kind = noise_kind(strategy)
     for row in ALLOW_LIST:
@@ -587,7 +594,8 @@ def _delta(delta: float) -> float:
 
 
 def dpsgd_epsilon(strategy: correlated.Strategy, *, noise_multiplier: float, n: int, batch_size: int,
-                  num_steps: int, delta: float, sampler: str, neighboring: str | NeighboringRelation) -> PrivacyLoss:
+                  num_steps: int, delta: float, sampler: Sampler | str,
+                  neighboring: str | NeighboringRelation) -> PrivacyLoss:
     """epsilon of ``num_steps`` steps of DP-SGD with this noise strategy, by the allow-listed accountant.
 
     Args:
@@ -626,7 +634,7 @@ def dpsgd_epsilon(strategy: correlated.Strategy, *, noise_multiplier: float, n: 
 
 
 def dpsgd_noise_multiplier(strategy: correlated.Strategy, *, epsilon: float, delta: float, n: int, batch_size: int,
-                           num_steps: int, sampler: str, neighboring: str | NeighboringRelation,
+                           num_steps: int, sampler: Sampler | str, neighboring: str | NeighboringRelation,
                            rtol: float = 1e-4) -> PrivacyLoss:
     """The noise multiplier kappa that makes DP-SGD with this noise (epsilon, delta)-DP, on the safe side.
 

@@ -38,7 +38,16 @@ import numpy as np
 
 from privdyn import _check
 from privdyn.privacy import _calibration_search as search
-from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
+from privdyn.privacy.labels import (
+    DP_ACCOUNTING_SAMPLERS,
+    Guarantee,
+    NeighboringRelation,
+    PrivacyLoss,
+    Sampler,
+    as_neighboring,
+    as_sampler,
+)
+from privdyn.privacy.labels import DP_ACCOUNTING_SAMPLERS as SAMPLERS  # the name of the subset here, kept
 
 __all__ = [
     "F12_CONSTANTS",
@@ -52,9 +61,6 @@ __all__ = [
 
 F12_CONSTANTS = {8.0: "theorem_f12", 2.0: "theorem_f12_proved"}
 """The leading constant of Theorem F.12: 8 as stated, 2 as its proof gives (``accountant`` names)."""
-
-SAMPLERS = ("fixed_size", "poisson")
-"""Batch samplers of the dp-accounting path: the paper's fixed-size batches, or Poisson sampling with rate B/n."""
 
 _PAPER = "Wang et al., arXiv 2605.12648v1"
 
@@ -182,7 +188,7 @@ def noise_multiplier_theorem_d9(*, n: int, batch_size: int, num_steps: int, epsi
 _DEPRECATED_SAMPLINGS = {"without_replacement": "fixed_size", "poisson": "poisson"}
 
 
-def _resolve_sampler(sampler: str | None, sampling: str | None, neighboring: Any) -> tuple[str, Any]:
+def _resolve_sampler(sampler: Sampler | str | None, sampling: str | None, neighboring: Any) -> tuple[str, Any]:
     """The sampler, from ``sampler`` or the deprecated ``sampling`` spelling (which keeps its default relation)."""
     if sampling is not None:
         if sampler is not None:
@@ -195,28 +201,25 @@ def _resolve_sampler(sampler: str | None, sampling: str | None, neighboring: Any
         if neighboring is None:
             neighboring = "replace_one" if sampler == "fixed_size" else "add_remove"
     if sampler is None:
-        raise ValueError(f"sampler is required: one of {SAMPLERS!r} (fixed-size batches without replacement, or "
+        choices = tuple(choice.value for choice in DP_ACCOUNTING_SAMPLERS)
+        raise ValueError(f"sampler is required: one of {choices!r} (fixed-size batches without replacement, or "
                          "Poisson sampling at rate batch_size / n).")
-    _check.one_of(SAMPLERS, sampler=sampler)
+    sampler = as_sampler(sampler, DP_ACCOUNTING_SAMPLERS).value
     if neighboring is None:
         raise ValueError(f"neighboring is required with sampler={sampler!r}: one of "
                          f"{tuple(r.value for r in _SUPPORTED[sampler])!r}.")
     return sampler, neighboring
 
 
-_SUPPORTED = {
-    "fixed_size": (NeighboringRelation.REPLACE_ONE, NeighboringRelation.ZERO_OUT),
-    "poisson": (NeighboringRelation.ADD_REMOVE, NeighboringRelation.ZERO_OUT),
+_SUPPORTED: dict[str, tuple[NeighboringRelation, ...]] = {
+    Sampler.FIXED_SIZE: (NeighboringRelation.REPLACE_ONE, NeighboringRelation.ZERO_OUT),
+    Sampler.POISSON: (NeighboringRelation.ADD_REMOVE, NeighboringRelation.ZERO_OUT),
 }
 """The relations each sampler is accounted under (see the module docstring)."""
 
 
 def _relation(sampler: str, neighboring: Any) -> NeighboringRelation:
-    try:
-        relation = NeighboringRelation(neighboring)
-    except ValueError:
-        choices = ", ".join(repr(r.value) for r in NeighboringRelation)
-        raise ValueError(f"neighboring must be one of {choices}; got neighboring={neighboring!r}.") from None
+    relation = as_neighboring(neighboring)
     if relation not in _SUPPORTED[sampler]:
         allowed = " or ".join(repr(r.value) for r in _SUPPORTED[sampler])
         raise ValueError(f"neighboring must be {allowed} for sampler={sampler!r}; got "
@@ -254,7 +257,7 @@ def _source(sampler: str, relation: NeighboringRelation, method: str) -> str:
 
 
 def rdp_dp_accounting(noise_multiplier: float, *, n: int, batch_size: int, num_steps: int,
-                      renyi_orders: Sequence[float] | np.ndarray, sampler: str | None = None,
+                      renyi_orders: Sequence[float] | np.ndarray, sampler: Sampler | str | None = None,
                       neighboring: str | NeighboringRelation | None = None,
                       sampling: str | None = None) -> PrivacyLoss:
     """The RDP curve of T steps of DP-SGD (lambda = 0) from dp-accounting's RDP accountant.
@@ -299,7 +302,7 @@ def _epsilon_value(kappa: float, n: int, batch_size: int, num_steps: int, delta:
 
 
 def epsilon_dp_accounting(noise_multiplier: float, *, n: int, batch_size: int, num_steps: int, delta: float,
-                          sampler: str | None = None, neighboring: str | NeighboringRelation | None = None,
+                          sampler: Sampler | str | None = None, neighboring: str | NeighboringRelation | None = None,
                           renyi_orders: Sequence[float] | None = None, sampling: str | None = None) -> PrivacyLoss:
     """epsilon of T steps of DP-SGD (lambda = 0) with noise multiplier kappa (relative to the clip).
 
@@ -331,7 +334,7 @@ def epsilon_dp_accounting(noise_multiplier: float, *, n: int, batch_size: int, n
 
 
 def noise_multiplier_dp_accounting(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: float,
-                                   sampler: str | None = None,
+                                   sampler: Sampler | str | None = None,
                                    neighboring: str | NeighboringRelation | None = None,
                                    rtol: float = 1e-4, sampling: str | None = None) -> PrivacyLoss:
     """The inverse of :func:`epsilon_dp_accounting`: a kappa whose epsilon is <= the target, within ``rtol``.

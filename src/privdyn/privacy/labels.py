@@ -1,8 +1,11 @@
-"""What a privacy number is: guarantee labels, neighbouring relations and labelled values.
+"""What a privacy number is, and the words it is stated in: guarantee labels, neighbouring relations, samplers and
+labelled values.
 
 Every accountant in privdyn returns a :class:`PrivacyLoss` (or documents its label), and experiments write the
 label into each series' ``params["guarantee"]``, so a surrogate or a lower bound is never mistaken for a DP
-guarantee.
+guarantee. :class:`Sampler` and :class:`NeighboringRelation` are the vocabulary of ``sampler`` and ``neighboring``
+arguments everywhere (ARCHITECTURE.md): each subset of samplers a part of privdyn accepts is derived here from the one
+type, named for why it is a subset, and every ``sampler`` argument is validated by :func:`as_sampler`.
 """
 
 from __future__ import annotations
@@ -12,15 +15,85 @@ import enum
 
 import numpy as np
 
-__all__ = ["SAMPLERS", "Guarantee", "NeighboringRelation", "PrivacyLoss"]
+from privdyn import _check
 
-SAMPLERS = ("fixed_size", "poisson", "shuffle", "random_allocation", "cyclic_poisson")
-"""How records join the steps of a training run: a fixed-size batch drawn without replacement at every step,
-Poisson sampling (each record joins each step independently with probability ``sampling_prob``), one shuffled
-pass split into batches per epoch, random allocation (balls-in-bins: every record joins exactly one step of
-each epoch, chosen uniformly and independently of the other records), or cyclic Poisson (the records fixed in
-``b`` parts, part ``t mod b`` active at step ``t``, each of its records joining independently with a rate ``q``;
-:mod:`privdyn.privacy.cyclic_poisson`)."""
+__all__ = [
+    "AMPLIFIED_SAMPLERS",
+    "DPSGD_SAMPLERS",
+    "DP_ACCOUNTING_SAMPLERS",
+    "SAMPLERS",
+    "STATEMENT_SAMPLERS",
+    "Guarantee",
+    "NeighboringRelation",
+    "PrivacyLoss",
+    "Sampler",
+    "as_neighboring",
+    "as_sampler",
+]
+
+
+class Sampler(enum.StrEnum):
+    """How records join the steps of a training run (ARCHITECTURE.md's ``sampler`` vocabulary).
+
+    A ``str`` enum: every function that takes a ``sampler`` accepts a member or its string value, and a member
+    compares, hashes and formats as its value. Which samplers a part of privdyn accepts is one of the subsets below
+    (:data:`DPSGD_SAMPLERS`, :data:`DP_ACCOUNTING_SAMPLERS`, :data:`AMPLIFIED_SAMPLERS`, :data:`STATEMENT_SAMPLERS`).
+    """
+
+    FIXED_ORDER = "fixed_order"
+    """One pass over the records in a fixed order, each record used at exactly one step (dpgd's one-pass DP-GD)."""
+    FULL_BATCH = "full_batch"
+    """Every record at every step (langevin's noisy gradient descent)."""
+    SHUFFLE = "shuffle"
+    """One pass per epoch in a uniformly random order, split into batches (hsgd; DP-SGD's shuffled epochs, which
+    privdyn runs but refuses to account: participation is not i.i.d. per step)."""
+    POISSON = "poisson"
+    """Each record joins each step independently with probability ``sampling_prob = batch_size / n``, so batch
+    sizes vary (DP-SGD; the kan paper's Poisson variant)."""
+    FIXED_SIZE = "fixed_size"
+    """A batch of exactly ``batch_size`` records drawn without replacement, afresh at every step (DP-SGD; the kan
+    paper's sampler, Theorems D.9, F.8 and F.12)."""
+    RANDOM_ALLOCATION = "random_allocation"
+    """Balls-in-bins: every record joins exactly one step of each epoch of ``ceil(n / batch_size)`` steps, chosen
+    uniformly and independently of the other records (DP-SGD; :mod:`privdyn.privacy.random_allocation`)."""
+    CYCLIC_POISSON = "cyclic_poisson"
+    """The records fixed in ``b`` parts, part ``t mod b`` active at step ``t``, each of its records joining
+    independently with a rate ``q`` (DP-SGD with banded noise; :mod:`privdyn.privacy.cyclic_poisson`)."""
+
+
+DPSGD_SAMPLERS: tuple[Sampler, ...] = (Sampler.FIXED_SIZE, Sampler.POISSON, Sampler.SHUFFLE,
+                                       Sampler.RANDOM_ALLOCATION, Sampler.CYCLIC_POISSON)
+"""The samplers DP-SGD runs with (:mod:`privdyn.algorithms.dpsgd`, :mod:`privdyn.torch`) and the allow-list
+(:mod:`privdyn.privacy.accounting`) knows: every sampler that draws batches, i.e. all but the one-pass and
+full-batch schedules of the other families. ``shuffle`` is known (to run it, and to refuse to account it with its
+reason), not accounted."""
+
+SAMPLERS = DPSGD_SAMPLERS
+"""The earlier name of :data:`DPSGD_SAMPLERS`, kept (the same tuple)."""
+
+DP_ACCOUNTING_SAMPLERS: tuple[Sampler, ...] = (Sampler.FIXED_SIZE, Sampler.POISSON)
+"""The samplers of the independent-noise dp-accounting path (:mod:`privdyn.privacy.correlated_calibration`): the
+kan paper's fixed-size batches and Poisson sampling at rate B/n, the two dp-accounting subsamples a Gaussian under."""
+
+AMPLIFIED_SAMPLERS: tuple[Sampler, ...] = (Sampler.POISSON, Sampler.FIXED_SIZE)
+"""The samplers the amplified bound's dominating pair covers (:mod:`privdyn.privacy.amplification.pair`, Theorem
+F.8): those under which the differing record joins each step i.i.d. Bernoulli(r); ``shuffle`` does not (refused)."""
+
+STATEMENT_SAMPLERS: tuple[Sampler, ...] = tuple(Sampler)
+"""The samplers a :class:`~privdyn.privacy.PrivacyStatement` can name: every one privdyn knows, since a statement
+describes a run of any family (dpgd's fixed order, langevin's full batch, hsgd's shuffled pass, DP-SGD's samplers)."""
+
+
+def as_sampler(value: object, choices: tuple[Sampler, ...] = DPSGD_SAMPLERS, *,
+               name: str = "sampler") -> Sampler:
+    """``value`` (a :class:`Sampler` or its string value) as a :class:`Sampler`, if it is one of ``choices``.
+
+    Raises:
+        ValueError: ``value`` is not one of ``choices``; the message names the parameter ``name``, the value and
+            the choices (by their string values, in the order of ``choices``).
+    """
+    _check.one_of(tuple(choice.value for choice in choices), **{name: value})
+    return Sampler(str(value))
 
 
 class Guarantee(enum.StrEnum):
@@ -53,6 +126,19 @@ class NeighboringRelation(enum.StrEnum):
     ZERO_OUT = "zero_out"
 
 
+def as_neighboring(value: NeighboringRelation | str, *, name: str = "neighboring") -> NeighboringRelation:
+    """``value`` (a :class:`NeighboringRelation` or its string value) as a :class:`NeighboringRelation`.
+
+    Raises:
+        ValueError: ``value`` is not a relation; the message names the parameter ``name``, the value and the choices.
+    """
+    try:
+        return NeighboringRelation(value)
+    except ValueError:
+        choices = ", ".join(repr(relation.value) for relation in NeighboringRelation)
+        raise ValueError(f"{name} must be one of {choices}; got {name}={value!r}.") from None
+
+
 @dataclasses.dataclass(frozen=True)
 class PrivacyLoss:
     """A privacy quantity together with what it is.
@@ -63,9 +149,8 @@ class PrivacyLoss:
         quantity: what ``value`` measures, e.g. ``"rdp_epsilon"``, ``"epsilon"``, ``"noise_scale"``.
         neighboring: the neighbouring relation the number refers to.
         source: the result implemented (paper, arXiv id, theorem), and assumptions.
-        sampler: how records join the steps, where the number depends on it (``"fixed_size"``, ``"poisson"``,
-            ``"shuffle"``, ``"random_allocation"``, ``"cyclic_poisson"``; ARCHITECTURE.md's ``sampler``
-            vocabulary), else None.
+        sampler: how records join the steps, where the number depends on it (one of :data:`DPSGD_SAMPLERS`, a
+            :class:`Sampler` or its string value, kept as given), else None.
     """
 
     value: float | np.ndarray
@@ -73,7 +158,7 @@ class PrivacyLoss:
     quantity: str = "rdp_epsilon"
     neighboring: NeighboringRelation = NeighboringRelation.REPLACE_ONE
     source: str = ""
-    sampler: str | None = None
+    sampler: Sampler | str | None = None
 
     def __post_init__(self) -> None:
         for name, kind in (("guarantee", Guarantee), ("neighboring", NeighboringRelation)):
@@ -82,8 +167,12 @@ class PrivacyLoss:
             except (ValueError, TypeError):
                 choices = ", ".join(repr(member.value) for member in kind)
                 raise ValueError(f"{name} must be one of {choices}; got {name}={getattr(self, name)!r}.") from None
-        if self.sampler is not None and self.sampler not in SAMPLERS:
-            raise ValueError(f"sampler must be one of {SAMPLERS!r} or None; got sampler={self.sampler!r}.")
+        if self.sampler is not None:
+            try:
+                as_sampler(self.sampler)
+            except ValueError:
+                known = tuple(sampler.value for sampler in DPSGD_SAMPLERS)
+                raise ValueError(f"sampler must be one of {known!r} or None; got sampler={self.sampler!r}.") from None
 
     def __float__(self) -> float:
         return float(np.asarray(self.value).item())

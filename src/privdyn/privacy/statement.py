@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from privdyn import _check
-from privdyn.privacy.labels import Guarantee, NeighboringRelation
+from privdyn.privacy.labels import STATEMENT_SAMPLERS, Guarantee, NeighboringRelation, Sampler, as_sampler
 
 __all__ = ["STATEMENT_SAMPLERS", "Membership", "PlanningShare", "PrivacyStatement"]
 
@@ -26,12 +26,6 @@ class Membership(TypedDict):
     tpr: list[float]
     method: str
 
-STATEMENT_SAMPLERS = ("fixed_order", "full_batch", "shuffle", "poisson", "fixed_size", "random_allocation",
-                      "cyclic_poisson")
-"""How records enter the algorithm (``sampler``): one pass in a fixed order (dpgd), the full batch every step
-(langevin), one pass in a uniformly random order (hsgd; DP-SGD epochs), Poisson or fixed-size batches (DP-SGD),
-random allocation (balls-in-bins: each record in one uniformly drawn step of every DP-SGD epoch), or cyclic Poisson
-(DP-SGD: Poisson sampling inside the active part of a fixed partition, :mod:`privdyn.privacy.cyclic_poisson`)."""
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class PlanningShare:
@@ -79,7 +73,8 @@ class PrivacyStatement:
     Attributes:
         unit: the unit of privacy (e.g. ``"one example (a row (x, y))"``).
         neighboring: the neighbouring relation (``replace_one``, ``add_remove``, ``zero_out``).
-        sampler: how records enter the algorithm (:data:`STATEMENT_SAMPLERS`).
+        sampler: how records enter the algorithm, one of :data:`STATEMENT_SAMPLERS` (every :class:`Sampler`; a member
+            or its string value, kept as the value).
         released: which iterates are released.
         accountant: the result that bounds the privacy loss, with its reference.
         guarantee: the :class:`~privdyn.privacy.labels.Guarantee` label of the numbers below.
@@ -100,7 +95,7 @@ class PrivacyStatement:
 
     unit: str
     neighboring: NeighboringRelation
-    sampler: str
+    sampler: Sampler | str
     released: str
     accountant: str
     guarantee: Guarantee
@@ -119,7 +114,7 @@ class PrivacyStatement:
     def __post_init__(self) -> None:
         object.__setattr__(self, "guarantee", _check.member(Guarantee, guarantee=self.guarantee))
         object.__setattr__(self, "neighboring", _check.member(NeighboringRelation, neighboring=self.neighboring))
-        _check.one_of(STATEMENT_SAMPLERS, sampler=self.sampler)
+        object.__setattr__(self, "sampler", as_sampler(self.sampler, STATEMENT_SAMPLERS).value)
         _check.instance(str, unit=self.unit, released=self.released, accountant=self.accountant)
         _check.instance(PlanningShare, planning=self.planning)
         for name in ("epsilon", "delta", "zcdp", "training_zcdp"):

@@ -26,9 +26,9 @@ import torch
 
 from privdyn import _check
 from privdyn._deprecation import deprecated_arguments
-from privdyn.algorithms.dpsgd import SAMPLERS, sample_batches
+from privdyn.algorithms.dpsgd import sample_batches
 from privdyn.privacy.correlated import Strategy
-from privdyn.privacy.labels import NeighboringRelation
+from privdyn.privacy.labels import DPSGD_SAMPLERS, NeighboringRelation, Sampler, as_sampler
 
 __all__ = ["NEIGHBORING", "BatchSampler", "Participation", "allow_empty_batches", "resolve_participation"]
 
@@ -42,7 +42,8 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
     Args:
         n: the number of training examples.
         batch_size: the batch size (the expected size under Poisson sampling).
-        sampler: one of :data:`privdyn.algorithms.dpsgd.SAMPLERS`.
+        sampler: one of :data:`privdyn.privacy.labels.DPSGD_SAMPLERS` (a :class:`~privdyn.privacy.Sampler` or its
+            string value).
         num_steps: batches per pass over the sampler (``len(sampler)``; the steps of an "epoch"). Under random
             allocation a multiple of :attr:`steps_per_epoch`, so that a pass is whole allocation epochs: the
             accountant assumes every record joins exactly one step of each run of ``ceil(n / batch_size)``
@@ -64,9 +65,10 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
     step for an empty batch, as the accountant assumes.
     """
 
-    def __init__(self, n: int, batch_size: int, *, sampler: str, num_steps: int, neighboring: str | None = None,
-                 generator: np.random.Generator | None = None, strategy: Strategy | None = None) -> None:
-        _check.one_of(SAMPLERS, sampler=sampler)
+    def __init__(self, n: int, batch_size: int, *, sampler: Sampler | str, num_steps: int,
+                 neighboring: str | None = None, generator: np.random.Generator | None = None,
+                 strategy: Strategy | None = None) -> None:
+        sampler = as_sampler(sampler, DPSGD_SAMPLERS).value
         if neighboring is not None:
             _check.one_of(NEIGHBORING, neighboring=neighboring)
         _check.integer(minimum=1, n=n, batch_size=batch_size, num_steps=num_steps)
@@ -104,7 +106,7 @@ class BatchSampler(torch.utils.data.Sampler[list[int]]):
         """``ceil(n / batch_size)``: the steps of a random-allocation epoch (each record joins exactly one)."""
         return -(-self.n // self.batch_size)
 
-    def check_run(self, *, n: int | None = None, batch_size: int | None = None, sampler: str | None = None,
+    def check_run(self, *, n: int | None = None, batch_size: int | None = None, sampler: Sampler | str | None = None,
                   neighboring: str | None = None, strategy: Strategy | None = None) -> None:
         """Refuse a run accounted for another participation than this sampler's.
 
@@ -160,7 +162,7 @@ class Participation(NamedTuple):
 
 
 def resolve_participation(owner: str, batch_sampler: BatchSampler | None, *, n: int | None = None,
-                          batch_size: int | None = None, sampler: str | None = None,
+                          batch_size: int | None = None, sampler: Sampler | str | None = None,
                           neighboring: str | None = None, strategy: Strategy | None = None,
                           stacklevel: int = 4) -> Participation:
     """The participation of a run, from its batch sampler (the one description) or, deprecated, from strings.
@@ -202,7 +204,7 @@ def resolve_participation(owner: str, batch_sampler: BatchSampler | None, *, n: 
         raise ValueError(f"{owner}: give batch_sampler (a privdyn.torch.BatchSampler) to bind the run to an "
                          f"accountant; got batch_sampler=None, n={n!r}, batch_size={batch_size!r}, "
                          f"sampler={sampler!r}, neighboring={neighboring!r}.")
-    _check.one_of(SAMPLERS, sampler=sampler)
+    sampler = as_sampler(sampler, DPSGD_SAMPLERS).value
     _check.one_of(NEIGHBORING, neighboring=neighboring)
     _check.integer(minimum=1, n=n, batch_size=batch_size)
     if int(batch_size) > int(n):

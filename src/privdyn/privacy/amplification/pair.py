@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from privdyn import _check
-from privdyn.privacy.labels import NeighboringRelation
+from privdyn.privacy.labels import AMPLIFIED_SAMPLERS, NeighboringRelation, Sampler, as_sampler
+from privdyn.privacy.labels import AMPLIFIED_SAMPLERS as SAMPLERS  # the name of the subset here, kept
 
 if TYPE_CHECKING:  # the strategies import scipy through privdyn.rng: keep `import privdyn.privacy` light
     from privdyn.privacy.correlated import Strategy
@@ -36,10 +37,8 @@ if TYPE_CHECKING:  # the strategies import scipy through privdyn.rng: keep `impo
 __all__ = ["SAMPLERS", "NEIGHBORING", "DominatingPair", "dominating_pair", "privacy_loss_exact",
            "MAX_ENUMERATION_STEPS"]
 
-SAMPLERS = ("poisson", "fixed_size")
-"""Samplers whose participation is i.i.d. Bernoulli(r) per step; ``shuffle`` is not (it is refused)."""
-
-NEIGHBORING = {"poisson": NeighboringRelation.ADD_REMOVE, "fixed_size": NeighboringRelation.ZERO_OUT}
+NEIGHBORING: dict[str, NeighboringRelation] = {Sampler.POISSON: NeighboringRelation.ADD_REMOVE,
+                                                Sampler.FIXED_SIZE: NeighboringRelation.ZERO_OUT}
 """The neighbouring relation of the pair under each sampler (Theorem F.8; its Poisson counterpart)."""
 
 MAX_ENUMERATION_STEPS = 16
@@ -76,14 +75,13 @@ class DominatingPair:
         return out
 
 
-def validate_sampler(sampler: Any) -> str:
+def validate_sampler(sampler: Sampler | str) -> str:
     """``sampler`` must be ``"poisson"`` or ``"fixed_size"``; ``"shuffle"`` is refused with the reason."""
     if isinstance(sampler, str) and sampler == "shuffle":
         raise ValueError("sampler='shuffle' cannot be accounted by the amplification accountant: shuffled epochs do "
                          "not give i.i.d. per-step participation (Theorem F.8 needs it); use 'poisson' or "
                          "'fixed_size'.")
-    _check.one_of(SAMPLERS, sampler=sampler)
-    return str(sampler)
+    return as_sampler(sampler, AMPLIFIED_SAMPLERS).value
 
 
 def dominating_pair(strategy: Strategy, *, noise_multiplier: float, sampling_prob: float,
