@@ -232,14 +232,6 @@ def _uses_pld(sampler: str, relation: NeighboringRelation) -> bool:
     return sampler == "poisson" or relation is NeighboringRelation.ZERO_OUT
 
 
-def _dp_relation(relation: NeighboringRelation) -> Any:
-    import dp_accounting
-
-    rel = dp_accounting.NeighboringRelation
-    return {NeighboringRelation.REPLACE_ONE: rel.REPLACE_ONE, NeighboringRelation.ADD_REMOVE: rel.ADD_OR_REMOVE_ONE,
-            NeighboringRelation.ZERO_OUT: rel.REPLACE_SPECIAL}[relation]
-
-
 def _noise_multiplier(noise_multiplier: Any) -> float:
     _check.scalar(noise_multiplier=noise_multiplier)
     _check.non_negative(noise_multiplier=noise_multiplier)
@@ -283,7 +275,7 @@ def rdp_dp_accounting(noise_multiplier: float, *, n: int, batch_size: int, num_s
     if kappa == 0.0:
         value = np.full(orders.shape, np.inf)
     elif _uses_pld(sampler, relation):
-        value = search.poisson_rdp(kappa, batch_size / n, num_steps, orders, _dp_relation(relation))
+        value = search.poisson_rdp(kappa, batch_size / n, num_steps, orders, relation.to_dp_accounting())
     else:
         value = search.wor_rdp(kappa / 2.0, n, batch_size, num_steps, orders)
     return PrivacyLoss(value=value, guarantee=Guarantee.BOUND, quantity="rdp_epsilon", neighboring=relation,
@@ -296,7 +288,7 @@ def _epsilon_value(kappa: float, n: int, batch_size: int, num_steps: int, delta:
         return math.inf
     if _uses_pld(sampler, relation):
         return search.pld_epsilon(kappa, sampling_prob=batch_size / n, num_steps=num_steps, delta=delta,
-                                  relation=_dp_relation(relation))
+                                  relation=relation.to_dp_accounting())
     return search.wor_rdp_epsilon(kappa / 2.0, n=n, batch_size=batch_size, num_steps=num_steps, delta=delta,
                                   orders=renyi_orders)[0]
 
@@ -362,7 +354,7 @@ def noise_multiplier_dp_accounting(*, n: int, batch_size: int, num_steps: int, e
     relation = _relation(sampler, neighboring)
     if _uses_pld(sampler, relation):
         kappa, achieved, interval = search.calibrate_pld(sampling_prob=batch_size / n, num_steps=num_steps,
-                                                         epsilon=eps, delta=dlt, relation=_dp_relation(relation),
+                                                         epsilon=eps, delta=dlt, relation=relation.to_dp_accounting(),
                                                          rtol=float(rtol))
         method = f"PLD accountant (value discretization {interval:.3g})"
     else:

@@ -144,12 +144,11 @@ def _pld_epsilon(kappa: float, norm: float, q: float, releases: int, delta: floa
     """``releases`` Poisson-subsampled Gaussian steps at rate q, noise multiplier kappa / ||c||, by the pessimistic
     PLD of the allow-list's Poisson row (:func:`privdyn.privacy._calibration_search.pld_epsilon`)."""
     from privdyn.privacy import _calibration_search as search
-    from privdyn.privacy.correlated_calibration import _dp_relation
 
     if kappa == 0.0:
         return math.inf
     return search.pld_epsilon(kappa / norm, sampling_prob=q, num_steps=releases, delta=delta,
-                              relation=_dp_relation(relation))
+                              relation=relation.to_dp_accounting())
 
 
 def _source(parts: int, releases: int, q: float, norm: float, relation: NeighboringRelation) -> str:
@@ -224,7 +223,6 @@ def noise_multiplier(strategy: correlated.Strategy, *, epsilon: float, delta: fl
         as :func:`epsilon`.
     """
     from privdyn.privacy import _calibration_search as search
-    from privdyn.privacy.correlated_calibration import _dp_relation
 
     relation, parts, q, norm, releases = _setting(strategy, sampling_prob, num_steps, num_partitions, neighboring)
     _check.scalar(epsilon=epsilon, rtol=rtol)
@@ -234,7 +232,7 @@ def noise_multiplier(strategy: correlated.Strategy, *, epsilon: float, delta: fl
     _check.in_range(1e-12, 1.0, closed="both", rtol=rtol)
     target, dlt = float(epsilon), float(delta)
     sigma, _, interval = search.calibrate_pld(sampling_prob=q, num_steps=releases, epsilon=target, delta=dlt,
-                                              relation=_dp_relation(relation), rtol=float(rtol))
+                                              relation=relation.to_dp_accounting(), rtol=float(rtol))
     kappa = sigma * norm
     at_kappa = _pld_epsilon(kappa, norm, q, releases, dlt, relation)
     while at_kappa > target:  # certify with the computation that reports epsilon

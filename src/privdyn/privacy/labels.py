@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from privdyn import _check
+
+if TYPE_CHECKING:
+    import dp_accounting
 
 __all__ = [
     "AMPLIFIED_SAMPLERS",
@@ -125,6 +129,15 @@ class NeighboringRelation(enum.StrEnum):
     ADD_REMOVE = "add_remove"
     ZERO_OUT = "zero_out"
 
+    def to_dp_accounting(self) -> dp_accounting.NeighboringRelation:
+        """dp-accounting's name for this relation (zero-out is its ``REPLACE_SPECIAL``)."""
+        import dp_accounting
+
+        relation = dp_accounting.NeighboringRelation
+        return {NeighboringRelation.REPLACE_ONE: relation.REPLACE_ONE,
+                NeighboringRelation.ADD_REMOVE: relation.ADD_OR_REMOVE_ONE,
+                NeighboringRelation.ZERO_OUT: relation.REPLACE_SPECIAL}[self]
+
 
 def as_neighboring(value: NeighboringRelation | str, *, name: str = "neighboring") -> NeighboringRelation:
     """``value`` (a :class:`NeighboringRelation` or its string value) as a :class:`NeighboringRelation`.
@@ -132,11 +145,7 @@ def as_neighboring(value: NeighboringRelation | str, *, name: str = "neighboring
     Raises:
         ValueError: ``value`` is not a relation; the message names the parameter ``name``, the value and the choices.
     """
-    try:
-        return NeighboringRelation(value)
-    except ValueError:
-        choices = ", ".join(repr(relation.value) for relation in NeighboringRelation)
-        raise ValueError(f"{name} must be one of {choices}; got {name}={value!r}.") from None
+    return _check.member(NeighboringRelation, **{name: value})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,12 +170,8 @@ class PrivacyLoss:
     sampler: Sampler | str | None = None
 
     def __post_init__(self) -> None:
-        for name, kind in (("guarantee", Guarantee), ("neighboring", NeighboringRelation)):
-            try:
-                object.__setattr__(self, name, kind(getattr(self, name)))
-            except (ValueError, TypeError):
-                choices = ", ".join(repr(member.value) for member in kind)
-                raise ValueError(f"{name} must be one of {choices}; got {name}={getattr(self, name)!r}.") from None
+        object.__setattr__(self, "guarantee", _check.member(Guarantee, guarantee=self.guarantee))
+        object.__setattr__(self, "neighboring", _check.member(NeighboringRelation, neighboring=self.neighboring))
         if self.sampler is not None:
             try:
                 as_sampler(self.sampler)

@@ -65,14 +65,6 @@ class NotExpressibleError(ValueError):
         self.reason = reason
 
 
-def _dp_relation(relation: NeighboringRelation) -> dp_accounting.NeighboringRelation:
-    import dp_accounting
-
-    rel = dp_accounting.NeighboringRelation
-    return {NeighboringRelation.REPLACE_ONE: rel.REPLACE_ONE, NeighboringRelation.ADD_REMOVE: rel.ADD_OR_REMOVE_ONE,
-            NeighboringRelation.ZERO_OUT: rel.REPLACE_SPECIAL}[relation]
-
-
 def _delta(delta: float) -> float:
     return _check.delta(delta)
 
@@ -159,8 +151,8 @@ class DPSGDMechanism:
     def dp_neighboring(self) -> dp_accounting.NeighboringRelation:
         """The dp-accounting ``NeighboringRelation`` under which :meth:`dp_event` is accounted."""
         if (self.sampler, self.neighboring) == ("fixed_size", NeighboringRelation.ZERO_OUT):
-            return _dp_relation(NeighboringRelation.ADD_REMOVE)  # Theorem F.8's pair is the Poisson pair
-        return _dp_relation(self.neighboring)
+            return NeighboringRelation.ADD_REMOVE.to_dp_accounting()  # Theorem F.8's pair is the Poisson pair
+        return self.neighboring.to_dp_accounting()
 
     def dp_event(self) -> dp_accounting.DpEvent:
         """The dp-accounting ``DpEvent`` of the run (account it under :attr:`dp_neighboring`).
@@ -310,7 +302,7 @@ class GaussianRelease:
         """Add-or-remove, whatever ``neighboring`` is: Δ already is the sensitivity under ``neighboring``, and
         dp-accounting reads ``GaussianDpEvent(σ/Δ)`` as sensitivity Δ only under add-or-remove (its PLD accountant
         doubles a Gaussian event's sensitivity under replace-one; its RDP accountant does not)."""
-        return _dp_relation(NeighboringRelation.ADD_REMOVE)
+        return NeighboringRelation.ADD_REMOVE.to_dp_accounting()
 
     def dp_event(self) -> dp_accounting.DpEvent:
         """``GaussianDpEvent(σ/Δ)``, to account under :attr:`dp_neighboring`."""
@@ -421,7 +413,7 @@ class GaussianReleases:
     @property
     def dp_neighboring(self) -> dp_accounting.NeighboringRelation:
         """Add-or-remove (see :attr:`GaussianRelease.dp_neighboring`)."""
-        return _dp_relation(NeighboringRelation.ADD_REMOVE)
+        return NeighboringRelation.ADD_REMOVE.to_dp_accounting()
 
     def dp_event(self) -> dp_accounting.DpEvent:
         """``Composed([Gaussian(σ_i/Δ_i), ...])``, to account under :attr:`dp_neighboring`."""
@@ -519,7 +511,7 @@ class NoisyGDMechanism:
 
     @property
     def dp_neighboring(self) -> dp_accounting.NeighboringRelation:
-        return _dp_relation(NeighboringRelation.REPLACE_ONE)
+        return NeighboringRelation.REPLACE_ONE.to_dp_accounting()
 
     def dp_event(self) -> dp_accounting.DpEvent:
         """``ZCDp(ρ)``, ρ the smaller of the two bounds (a zCDP guarantee is what dp-accounting can take of a last
@@ -598,7 +590,7 @@ class OnePassDPGDMechanism:
 
     @property
     def dp_neighboring(self) -> dp_accounting.NeighboringRelation:
-        return _dp_relation(NeighboringRelation.REPLACE_ONE)
+        return NeighboringRelation.REPLACE_ONE.to_dp_accounting()
 
     def dp_event(self) -> dp_accounting.DpEvent:
         """``ZCDp(ρ²/2)``: the final iterate's guarantee (the pass is not a composition of events dp-accounting
