@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from privdyn import _check
-from privdyn.plan._budget import PrivacyStatement, _check_delta
+from privdyn.plan._budget import PrivacyStatement
 from privdyn.privacy import accounting
 from privdyn.privacy.labels import DPSGD_SAMPLERS, NeighboringRelation, Sampler, as_sampler
 
@@ -193,7 +193,7 @@ def dpsgd_account(*, noise_multiplier: float, delta: float, sampler: Sampler | s
     if not (math.isfinite(float(noise_multiplier)) and float(noise_multiplier) > 0.0):
         raise ValueError(f"{kappa_name} must be a finite number > 0 (without noise there is no privacy: epsilon is "
                          f"infinite); got {noise_multiplier!r}.")
-    dlt = _check_delta(delta)
+    dlt = _check.delta(delta)
     _required(spell.get("sampler", "sampler"), sampler, [choice.value for choice in DPSGD_SAMPLERS],
               "how records join the steps")
     _required(spell.get("neighboring", "neighboring"), neighboring, [r.value for r in NeighboringRelation],

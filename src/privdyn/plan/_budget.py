@@ -83,9 +83,6 @@ class Budget:
     delta: float | None
 
 
-def _check_delta(delta: Any) -> float:
-    return _check.delta(delta)
-
 
 def budget(*, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
            zcdp: float | None = None) -> Budget:
@@ -106,10 +103,10 @@ def budget(*, epsilon: float | None = None, delta: float | None = None, rho: flo
         _check.positive(epsilon=epsilon)
         if delta is None:
             raise ValueError("delta is required with epsilon: give delta in (0, 1), e.g. delta=1e-5.")
-        given_delta = _check_delta(delta)
+        given_delta = _check.delta(delta)
         eps = float(epsilon)  # type: ignore[arg-type]  # checked above
         return Budget(given=kind, zcdp=zcdp_for_epsilon(eps, given_delta), epsilon=eps, delta=given_delta)
-    dlt = None if delta is None else _check_delta(delta)
+    dlt = None if delta is None else _check.delta(delta)
     if kind == "rho":
         _check.scalar(rho=rho)
         _check.positive(rho=rho)

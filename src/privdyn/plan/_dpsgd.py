@@ -62,7 +62,7 @@ import numpy as np
 
 from privdyn import _check
 from privdyn._progress import report
-from privdyn.plan._budget import PlanningShare, PrivacyStatement, _check_delta
+from privdyn.plan._budget import PlanningShare, PrivacyStatement
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification, _fmt, json_ready
 from privdyn.privacy import accounting, correlated
 from privdyn.privacy.labels import DPSGD_SAMPLERS, NeighboringRelation, Sampler, as_neighboring, as_sampler
@@ -567,7 +567,7 @@ def dpsgd(*, n: int, batch_size: int, num_steps: int, epsilon: float, delta: flo
     _check.positive(epsilon=epsilon, clip=clip)
     _check.in_range(1e-12, 1.0, closed="both", rtol=rtol)
     _check.in_range(1e-12, 1.0, closed="both", ranking_rtol=ranking_rtol)
-    dlt = _check_delta(delta)
+    dlt = _check.delta(delta)
     schemes = None if samplers is None else parse_samplers(samplers)
     if schemes is None:
         _required("sampler", sampler, [choice.value for choice in DPSGD_SAMPLERS], "how records join the steps")

@@ -589,9 +589,6 @@ def _sizes(n: int, batch_size: int, num_steps: int) -> _Sizes:
     return _Sizes(int(n), int(batch_size), int(num_steps))
 
 
-def _delta(delta: float) -> float:
-    return _check.delta(delta)
-
 
 def dpsgd_epsilon(strategy: correlated.Strategy, *, noise_multiplier: float, n: int, batch_size: int,
                   num_steps: int, delta: float, sampler: Sampler | str,
@@ -625,12 +622,12 @@ def dpsgd_epsilon(strategy: correlated.Strategy, *, noise_multiplier: float, n: 
         from privdyn.privacy.shuffling import shuffle_evidence
 
         evidence = shuffle_evidence(float(noise_multiplier), n=sizes.n, batch_size=sizes.batch_size,
-                                    num_steps=sizes.num_steps, delta=_delta(delta),
+                                    num_steps=sizes.num_steps, delta=_check.delta(delta),
                                     neighboring=_relation(neighboring))
         raise NotAccountableError(f"{error} {evidence.describe()}", reason=error.reason) from None
     _check.scalar(noise_multiplier=noise_multiplier)
     _check.non_negative(noise_multiplier=noise_multiplier)
-    return row.epsilon(strategy, float(noise_multiplier), _sizes(n, batch_size, num_steps), _delta(delta))
+    return row.epsilon(strategy, float(noise_multiplier), _sizes(n, batch_size, num_steps), _check.delta(delta))
 
 
 def dpsgd_noise_multiplier(strategy: correlated.Strategy, *, epsilon: float, delta: float, n: int, batch_size: int,
@@ -652,5 +649,5 @@ def dpsgd_noise_multiplier(strategy: correlated.Strategy, *, epsilon: float, del
     _check.scalar(epsilon=epsilon, rtol=rtol)
     _check.positive(epsilon=epsilon)
     _check.in_range(1e-12, 1.0, closed="both", rtol=rtol)
-    return row.noise_multiplier(strategy, float(epsilon), _delta(delta), _sizes(n, batch_size, num_steps),
+    return row.noise_multiplier(strategy, float(epsilon), _check.delta(delta), _sizes(n, batch_size, num_steps),
                                 float(rtol))

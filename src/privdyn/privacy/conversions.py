@@ -86,9 +86,6 @@ def _round_up(value: float, scale: float) -> float:
 # ----------------------------------------------------------------------------------------------------
 
 
-def _delta(delta: Any) -> float:
-    return _check.delta(delta)
-
 
 def _rdp_curve(renyi_orders: Any, rdp_epsilons: Any) -> tuple[np.ndarray, np.ndarray]:
     _check.in_range(1.0, math.inf, closed="neither", renyi_orders=renyi_orders)
@@ -195,7 +192,7 @@ def rdp_to_epsilon(
         as in dp_accounting, exact up to rounding at its boundary).
     """
     orders, rdp = _rdp_curve(renyi_orders, rdp_epsilons)
-    delta = _delta(delta)
+    delta = _check.delta(delta)
     _check.one_of(RDP_CONVERSION_METHODS, method=method)
     if method == "mironov":
         values = _mironov_epsilons(orders, rdp, delta)
@@ -518,7 +515,7 @@ def zcdp_to_epsilon_dp_accounting(zcdp: float, delta: float) -> float:
     _check.non_negative(zcdp=zcdp)
     accountant = rdp.RdpAccountant()
     accountant.compose(dp_accounting.ZCDpEvent(float(zcdp)))
-    return float(accountant.get_epsilon(_delta(delta)))
+    return float(accountant.get_epsilon(_check.delta(delta)))
 
 
 def zcdp_for_epsilon(epsilon: float, delta: float) -> float:
@@ -534,7 +531,7 @@ def zcdp_for_epsilon(epsilon: float, delta: float) -> float:
     _check.scalar(epsilon=epsilon)
     _check.finite(epsilon=epsilon)
     _check.positive(epsilon=epsilon)
-    dlt = _delta(delta)
+    dlt = _check.delta(delta)
     high = float(epsilon_to_zcdp(epsilon, delta=dlt, method="optimal"))
     if zcdp_to_epsilon_dp_accounting(high, dlt) <= epsilon:
         return high

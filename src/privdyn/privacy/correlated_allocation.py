@@ -246,9 +246,6 @@ def _gaussian_mu(eps: float, delta: float) -> float:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _delta(delta: float) -> float:
-    return _check.delta(delta)
-
 
 def unamplified_epsilon(strategy: Strategy, noise_multiplier: float, *, steps_per_epoch: int, num_epochs: int,
                         delta: float,
@@ -265,7 +262,7 @@ def unamplified_epsilon(strategy: Strategy, noise_multiplier: float, *, steps_pe
     _check.scalar(noise_multiplier=noise_multiplier)
     _check.finite(noise_multiplier=noise_multiplier)
     _check.non_negative(noise_multiplier=noise_multiplier)
-    delta = _delta(delta)
+    delta = _check.delta(delta)
     sens = allocation_sensitivity(strategy, steps_per_epoch=steps_per_epoch, num_epochs=num_epochs,
                                   neighboring=neighboring)
     kappa = float(noise_multiplier)
@@ -283,7 +280,7 @@ def unamplified_noise_multiplier(
     _check.scalar(epsilon=epsilon)
     _check.finite(epsilon=epsilon)
     _check.positive(epsilon=epsilon)
-    delta = _delta(delta)
+    delta = _check.delta(delta)
     sens = allocation_sensitivity(strategy, steps_per_epoch=steps_per_epoch, num_epochs=num_epochs,
                                   neighboring=neighboring)
     kappa = float(sens.value) / _gaussian_mu(float(epsilon), delta)
@@ -319,7 +316,7 @@ def spectral_epsilon(strategy: Strategy, noise_multiplier: float, *, steps_per_e
     _check.non_negative(noise_multiplier=noise_multiplier)
     t, epochs = _epochs(steps_per_epoch, num_epochs)
     relation = _relation(neighboring)
-    delta = _delta(delta)
+    delta = _check.delta(delta)
     a = operator_norm(strategy, t * epochs)
     kappa = float(noise_multiplier)
     source = f"{SPECTRAL_SOURCE}; {strategy!r}, a = {a:.6g}, {epochs} epochs of {t} steps"

@@ -65,9 +65,6 @@ class NotExpressibleError(ValueError):
         self.reason = reason
 
 
-def _delta(delta: float) -> float:
-    return _check.delta(delta)
-
 
 def _pld_membership(event: dp_accounting.SelfComposedDpEvent, relation: dp_accounting.NeighboringRelation,
                     ) -> Membership:
@@ -134,7 +131,7 @@ class DPSGDMechanism:
         from privdyn.privacy import accounting
 
         return accounting.dpsgd_epsilon(self.strategy, noise_multiplier=self.noise_multiplier, n=self.n,
-                                        batch_size=self.batch_size, num_steps=self.num_steps, delta=_delta(delta),
+                                        batch_size=self.batch_size, num_steps=self.num_steps, delta=_check.delta(delta),
                                         sampler=self.sampler, neighboring=self.neighboring)
 
     def calibrate(self, epsilon: float, delta: float, *, rtol: float = 1e-4) -> DPSGDMechanism:
@@ -142,7 +139,7 @@ class DPSGDMechanism:
         of the smallest (:func:`privdyn.privacy.accounting.dpsgd_noise_multiplier`)."""
         from privdyn.privacy import accounting
 
-        kappa = accounting.dpsgd_noise_multiplier(self.strategy, epsilon=epsilon, delta=_delta(delta), n=self.n,
+        kappa = accounting.dpsgd_noise_multiplier(self.strategy, epsilon=epsilon, delta=_check.delta(delta), n=self.n,
                                                   batch_size=self.batch_size, num_steps=self.num_steps,
                                                   sampler=self.sampler, neighboring=self.neighboring, rtol=rtol)
         return dataclasses.replace(self, noise_multiplier=float(kappa.value))
@@ -274,7 +271,7 @@ class GaussianRelease:
     def privacy_loss(self, delta: float) -> PrivacyLoss:
         from privdyn.privacy.correlated_allocation import gaussian_epsilon
 
-        return PrivacyLoss(value=gaussian_epsilon(self.mu, _delta(delta)), guarantee=Guarantee.EXACT,
+        return PrivacyLoss(value=gaussian_epsilon(self.mu, _check.delta(delta)), guarantee=Guarantee.EXACT,
                            quantity="epsilon", neighboring=self.neighboring,
                            source="the Gaussian mechanism's exact curve (Balle & Wang 2018, Theorem 8), rounded up")
 
@@ -286,7 +283,7 @@ class GaussianRelease:
 
         _check.scalar(epsilon=epsilon)
         _check.positive(epsilon=epsilon)
-        dlt = _delta(delta)
+        dlt = _check.delta(delta)
         low, high = 1e-6, 1.0
         while gaussian_epsilon(high, dlt) < epsilon:
             high *= 2.0
@@ -496,7 +493,7 @@ class NoisyGDMechanism:
     def privacy_loss(self, delta: float) -> PrivacyLoss:
         source = ("Corollary 1 of arXiv 2102.05855 (the last iterate of noisy GD on a strongly convex, smooth loss)"
                   if self.bound == "corollary_1" else "composition over all steps (arXiv 2102.05855, Theorem 1)")
-        return PrivacyLoss(value=_zcdp_epsilon(self.zcdp, _delta(delta)), guarantee=Guarantee.BOUND,
+        return PrivacyLoss(value=_zcdp_epsilon(self.zcdp, _check.delta(delta)), guarantee=Guarantee.BOUND,
                            quantity="epsilon", neighboring=NeighboringRelation.REPLACE_ONE,
                            source=f"{source}, as zCDP; optimal conversion to (epsilon, delta)")
 
@@ -571,7 +568,7 @@ class OnePassDPGDMechanism:
         return 0.5 * self.rho**2
 
     def privacy_loss(self, delta: float) -> PrivacyLoss:
-        return PrivacyLoss(value=_zcdp_epsilon(self.zcdp, _delta(delta)), guarantee=Guarantee.BOUND,
+        return PrivacyLoss(value=_zcdp_epsilon(self.zcdp, _check.delta(delta)), guarantee=Guarantee.BOUND,
                            quantity="epsilon", neighboring=NeighboringRelation.REPLACE_ONE,
                            source="Proposition 4.1 of arXiv 2505.16329 (amplification by iteration, the final "
                                   "iterate) as rho^2/2-zCDP; optimal conversion to (epsilon, delta)")

@@ -58,9 +58,6 @@ costs seconds to minutes; at rates near 1 it was smaller by up to 3.5%."""
 _MMCC = "Choquette-Choo, Ganesh, Steinke & Thakurta, arXiv 2310.15526"
 
 
-def _delta(delta: float) -> float:
-    return _check.delta(delta)
-
 
 def _conditional_epsilon(pair: Any, delta: float, settings: conditional.BoundSettings) -> float:
     bound = conditional.conditional_bound(pair, delta, settings)
@@ -125,7 +122,7 @@ def amplified_epsilon(strategy: Strategy, *, noise_multiplier: float, sampling_p
     """
     sampler = validate_sampler(sampler)
     _check.one_of(METHODS, method=method)
-    dlt = _delta(delta)
+    dlt = _check.delta(delta)
     pair = dominating_pair(strategy, noise_multiplier=noise_multiplier, sampling_prob=sampling_prob,
                            num_steps=num_steps)
     common = (f"{PAPER}, Theorem F.8 pair for {pair.strategy}, sampler {sampler!r}, "
@@ -186,7 +183,7 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
     sampler = validate_sampler(sampler)
     _check.scalar(epsilon=epsilon)
     _check.positive(epsilon=epsilon)
-    dlt = _delta(delta)
+    dlt = _check.delta(delta)
     _check.scalar(rtol=rtol)
     _check.in_range(1e-6, 1.0, closed="both", rtol=rtol)
     _check.one_of(METHODS, method=method)
