@@ -12,7 +12,13 @@ import numpy as np
 import pytest
 
 from privdyn import tuning
-from privdyn.tuning import OptimumAtBoundWarning, TuningResult, line_search, minimize_final_risk
+from privdyn.tuning import (
+    OptimumAtBoundWarning,
+    TuningResult,
+    line_search,
+    minimize_final_risk,
+    optimize_initial_learning_rate,
+)
 
 CLIP_STAR, ETA_STAR = 0.05, 13.3
 
@@ -184,3 +190,19 @@ def test_line_search_finds_interior_and_bound_minima() -> None:
     flat = []
     x, _ = line_search(lambda z: flat.append(z) or 1.0 + 1e-6 * z, 0.0, 0.5, -5.0, 5.0)
     assert x == 0.0 and len(flat) == 3  # a flat direction: stay at the start after three evaluations
+
+
+def test_optimizer_finds_a_known_minimum_and_flags_bounds():
+    calls = []
+
+    def parabola(eta):
+        calls.append(eta)
+        return 1.0 + (math.log(eta) - math.log(7.0)) ** 2
+
+    best = optimize_initial_learning_rate(parabola, low=1.0, high=1000.0, grid_points=5, tolerance=1e-4)
+    assert best["initial_learning_rate"] == pytest.approx(7.0, rel=1e-3)
+    assert best["num_evaluations"] == len(set(calls)) and not (best["at_lower_bound"] or best["at_upper_bound"])
+    edge = optimize_initial_learning_rate(lambda eta: 1.0 / eta, low=1.0, high=50.0, grid_points=4, tolerance=1e-3)
+    assert edge["at_upper_bound"] and edge["initial_learning_rate"] == pytest.approx(50.0, rel=3e-3)
+    with pytest.raises(ValueError, match="high"):
+        optimize_initial_learning_rate(parabola, low=2.0, high=1.0, grid_points=5, tolerance=1e-3)

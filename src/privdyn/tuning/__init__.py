@@ -8,7 +8,8 @@ families of :class:`Candidate` inside one search box (:data:`CLIP_BOUNDS`, η̃(
   :func:`line_search` as its one-dimensional step; the planner's (``privdyn plan dpgd``, ``DPLinearRegression``);
 * :func:`tune_polynomial` and :func:`tune_harmonic` (:mod:`privdyn.tuning.dpgd`): one family exhaustively, by
   :func:`minimize_final_risk` (a log grid and multi-start bounded local refinement); the figures' (``dpgd-fig7``),
-  with :func:`refine_log_minimum` for Figure 4's heatmaps.
+  with :func:`refine_log_minimum` for Figure 4's heatmaps and :func:`optimize_initial_learning_rate` (η̃(0) alone)
+  for Figures 2 and 3.
 
 The minimizers (:mod:`privdyn.tuning.minimize`) take any objective over positive parameters. Every public name is
 importable from here; the modules stay importable as namespaces.
@@ -24,7 +25,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "minimize": (
         "DEFAULT_GRID_POINTS", "DEFAULT_MAX_LOCAL_EVALUATIONS", "DEFAULT_STARTS", "DEFAULT_TOLERANCE",
         "FLAT_TOLERANCE", "LOCAL_METHODS", "LOG_TOLERANCE", "OptimumAtBoundWarning", "TuningResult", "line_search",
-        "minimize_final_risk", "refine_log_minimum",
+        "minimize_final_risk", "optimize_initial_learning_rate", "refine_log_minimum",
     ),
     "dpgd": (
         "CLIP_BOUNDS", "Candidate", "HARMONIC_OFFSET_BOUNDS", "LEARNING_RATE_MIN", "Objective", "POLYNOMIAL_EXPONENTS",
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from privdyn.tuning.minimize import TuningResult as TuningResult
     from privdyn.tuning.minimize import line_search as line_search
     from privdyn.tuning.minimize import minimize_final_risk as minimize_final_risk
+    from privdyn.tuning.minimize import optimize_initial_learning_rate as optimize_initial_learning_rate
     from privdyn.tuning.minimize import refine_log_minimum as refine_log_minimum
     from privdyn.tuning.staged import RECHECK_TOLERANCE as RECHECK_TOLERANCE
     from privdyn.tuning.staged import START_CLIP_PER_LABEL_NOISE as START_CLIP_PER_LABEL_NOISE

@@ -8,6 +8,8 @@
 * :func:`refine_log_minimum`: Nelder-Mead from a grid minimum that the caller already has (Figure 4's heatmaps).
 * :func:`line_search`: one parameter, bracketing and safeguarded parabolic steps that stop on a flat valley; the
   stages of the planner's staged search (:func:`privdyn.tuning.staged.search`).
+* :func:`optimize_initial_learning_rate`: one parameter on an interval, a log grid then bounded Brent (Figures 2
+  and 3: η̃(0) at a fixed clip).
 
 None of them knows the objective: the dpgd ODE enters through :class:`privdyn.tuning.dpgd.Objective`.
 """
@@ -39,6 +41,7 @@ __all__ = [
     "LOCAL_METHODS",
     "refine_log_minimum",
     "line_search",
+    "optimize_initial_learning_rate",
     "LOG_TOLERANCE",
     "FLAT_TOLERANCE",
 ]
@@ -453,3 +456,42 @@ def line_search(f: Callable[[float], float], x0: float, step: float, lo: float, 
         if values[x] < values[b]:
             best = x
     return best, values[best]
+
+
+def optimize_initial_learning_rate(objective: Callable[[float], float], *, low: float, high: float, grid_points: int,
+                                   tolerance: float) -> dict[str, Any]:
+    """Minimize ``objective(initial_learning_rate)`` over [low, high], in log space.
+
+    A grid of ``grid_points`` log-spaced values (both ends included) locates the basin; scipy's bounded Brent
+    method then refines ln η̃(0) on the two grid cells around the best grid point to an absolute ``tolerance``.
+    The best value evaluated anywhere is returned (so a refinement can never make the result worse than the grid).
+
+    Returns:
+        ``{"initial_learning_rate", "value", "num_evaluations", "at_lower_bound", "at_upper_bound"}``; a bound
+        counts as hit when the optimum lies within 2·``tolerance`` of it in ln η̃(0).
+    """
+    _check.scalar(low=low, high=high, tolerance=tolerance)
+    _check.positive(low=low, tolerance=tolerance)
+    _check.integer(minimum=3, grid_points=grid_points)
+    if not high > low:
+        raise ValueError(f"high must be > low = {low!r}; got high={high!r}.")
+    lo, hi = math.log(low), math.log(high)
+    seen: dict[float, float] = {}
+
+    def f(z: float) -> float:
+        z = min(max(float(z), lo), hi)
+        if z not in seen:
+            value = float(objective(math.exp(z)))
+            seen[z] = value if math.isfinite(value) else math.inf
+        return seen[z]
+
+    grid = np.linspace(lo, hi, grid_points)
+    values = [f(z) for z in grid]
+    best = int(np.argmin(values))
+    left, right = grid[max(best - 1, 0)], grid[min(best + 1, grid_points - 1)]
+    optimize.minimize_scalar(f, bounds=(left, right), method="bounded", options={"xatol": tolerance})
+    z_best = min(seen, key=lambda z: (seen[z], z))
+    if not math.isfinite(seen[z_best]):
+        raise ValueError("the objective has no finite value on the search interval.")
+    return {"initial_learning_rate": math.exp(z_best), "value": seen[z_best], "num_evaluations": len(seen),
+            "at_lower_bound": z_best - lo <= 2 * tolerance, "at_upper_bound": hi - z_best <= 2 * tolerance}
