@@ -39,6 +39,7 @@ from privdyn.tuning.minimize import (
     DEFAULT_STARTS,
     DEFAULT_TOLERANCE,
     TuningResult,
+    _positive_pair,
     minimize_final_risk,
 )
 
@@ -142,7 +143,7 @@ class Objective:
                  rtol: float, extra: Callable[[float], float] | None = None, method: str = "exponential") -> None:
         self.spectrum, self.projections, self.extra = spectrum, projections, extra
         self.aspect_ratio, self.label_noise, self.rtol, self.method = aspect_ratio, label_noise, rtol, method
-        self.cache: dict[tuple[Candidate | float, ...], float] = {}
+        self.cache: dict[tuple[object, ...], float] = {}
         self.solves = 0
         self.engine = _engine()
 
@@ -171,18 +172,6 @@ class Objective:
 # ----------------------------------------------------------------------------------------------------------------
 # The figures' tuners: one family, exhaustively
 # ----------------------------------------------------------------------------------------------------------------
-
-
-def _pair(name: str, value: object) -> tuple[float, float]:
-    try:
-        low, high = value  # type: ignore[misc]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (low, high); got {name}={value!r}.") from None
-    _check.scalar(**{f"{name} low": low, f"{name} high": high})
-    _check.positive(**{f"{name} low": low, f"{name} high": high})
-    if not low < high:
-        raise ValueError(f"{name} must have low < high; got {name}=({low!r}, {high!r}).")
-    return float(low), float(high)
 
 
 def _common_checks(aspect_ratio: object, rho: object, label_noise: object) -> None:
@@ -233,12 +222,12 @@ def tune_polynomial(*, spectrum: Spectrum, target_projections: ArrayLike, aspect
     box: dict[str, tuple[float, float]] = {}
     fixed: dict[str, float] = {"schedule_exponent": alpha}
     if clip is None:
-        box["clip"] = _pair("clip_bounds", clip_bounds)
+        box["clip"] = _positive_pair("clip_bounds", clip_bounds)
     else:
         _check.scalar(clip=clip)
         _check.positive(clip=clip)
         fixed["clip"] = float(clip)
-    box["initial_learning_rate"] = _pair("learning_rate_bounds", learning_rate_bounds)
+    box["initial_learning_rate"] = _positive_pair("learning_rate_bounds", learning_rate_bounds)
     ode = Objective(spectrum, target_projections, aspect_ratio, label_noise, rtol, method=method)
     family = Candidate("polynomial", alpha)
 
@@ -300,11 +289,12 @@ def tune_harmonic(*, spectrum: Spectrum, target_projections: ArrayLike, aspect_r
         raise ValueError("give exactly one of harmonic_scale_bounds and initial_learning_rate_bounds; got "
                          f"harmonic_scale_bounds={harmonic_scale_bounds!r}, "
                          f"initial_learning_rate_bounds={initial_learning_rate_bounds!r}.")
-    offset_box = _pair("harmonic_offset_bounds", harmonic_offset_bounds)
+    offset_box = _positive_pair("harmonic_offset_bounds", harmonic_offset_bounds)
     if harmonic_scale_bounds is not None:
-        box = {"harmonic_scale": _pair("harmonic_scale_bounds", harmonic_scale_bounds), "harmonic_offset": offset_box}
+        box = {"harmonic_scale": _positive_pair("harmonic_scale_bounds", harmonic_scale_bounds),
+               "harmonic_offset": offset_box}
     else:
-        box = {"initial_learning_rate": _pair("initial_learning_rate_bounds", initial_learning_rate_bounds),
+        box = {"initial_learning_rate": _positive_pair("initial_learning_rate_bounds", initial_learning_rate_bounds),
                "harmonic_offset": offset_box}
     ode = Objective(spectrum, target_projections, aspect_ratio, label_noise, rtol, method=method)
     family = Candidate("harmonic", None)

@@ -125,6 +125,19 @@ class TuningResult:
         return self.points[:, self.names.index(name)]
 
 
+def _positive_pair(label: str, value: Any, hint: str = "") -> tuple[float, float]:
+    """A box (low, high) with 0 < low < high, as floats; errors name ``label``."""
+    try:
+        low, high = value
+    except (TypeError, ValueError):
+        raise ValueError(f"{label} must be a pair (low, high); got {label}={value!r}.") from None
+    _check.scalar(**{f"{label} low": low, f"{label} high": high})
+    _check.positive(**{f"{label} low": low, f"{label} high": high})
+    if not low < high:
+        raise ValueError(f"{label} must have low < high{hint}; got {label}=({low!r}, {high!r}).")
+    return float(low), float(high)
+
+
 def _parse_bounds(bounds: Mapping[str, Any], argument: str = "bounds") -> tuple[tuple[str, ...], np.ndarray,
                                                                                      np.ndarray]:
     """Names and (low, high) arrays in natural units, validated."""
@@ -134,18 +147,11 @@ def _parse_bounds(bounds: Mapping[str, Any], argument: str = "bounds") -> tuple[
     for name, pair in bounds.items():
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"{argument} keys must be parameter names (identifiers); got {name!r}.")
-        try:
-            low, high = pair
-        except (TypeError, ValueError):
-            raise ValueError(f"{argument}[{name!r}] must be a pair (low, high); got {pair!r}.") from None
-        _check.scalar(**{f"{argument}[{name!r}] low": low, f"{argument}[{name!r}] high": high})
-        _check.positive(**{f"{argument}[{name!r}] low": low, f"{argument}[{name!r}] high": high})
-        if not low < high:
-            raise ValueError(f"{argument}[{name!r}] must have low < high (fix the parameter in the objective "
-                             f"instead of giving equal bounds); got ({low!r}, {high!r}).")
+        low, high = _positive_pair(f"{argument}[{name!r}]", pair,
+                                   " (fix the parameter in the objective instead of giving equal bounds)")
         names.append(name)
-        lows.append(float(low))
-        highs.append(float(high))
+        lows.append(low)
+        highs.append(high)
     return tuple(names), np.array(lows), np.array(highs)
 
 
@@ -459,7 +465,7 @@ def line_search(f: Callable[[float], float], x0: float, step: float, lo: float, 
 
 
 def optimize_initial_learning_rate(objective: Callable[[float], float], *, low: float, high: float, grid_points: int,
-                                   tolerance: float) -> dict[str, Any]:
+                                   tolerance: float) -> dict[str, float | int | bool]:
     """Minimize ``objective(initial_learning_rate)`` over [low, high], in log space.
 
     A grid of ``grid_points`` log-spaced values (both ends included) locates the basin; scipy's bounded Brent
