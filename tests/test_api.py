@@ -17,7 +17,7 @@ import privdyn
 from privdyn._deprecation import renamed_arguments
 
 PACKAGES = ("privdyn", "privdyn.privacy", "privdyn.dynamics", "privdyn.algorithms", "privdyn.bounds",
-            "privdyn.models", "privdyn.data")
+            "privdyn.models", "privdyn.data", "privdyn.tuning")
 HEAVY = ("scipy", "numba", "matplotlib", "sklearn", "dp_accounting", "torch")
 
 

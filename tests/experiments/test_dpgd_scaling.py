@@ -152,23 +152,6 @@ def test_table_check_not_applicable_off_the_table():
     assert len(table) == 1 and table[0]["passed"] is None and "not applicable" in table[0]["note"]
 
 
-def test_optimizer_finds_a_known_minimum_and_flags_bounds():
-    calls = []
-
-    def parabola(eta):
-        calls.append(eta)
-        return 1.0 + (math.log(eta) - math.log(7.0)) ** 2
-
-    best = dpgd_scaling.optimize_initial_learning_rate(parabola, low=1.0, high=1000.0, grid_points=5, tolerance=1e-4)
-    assert best["initial_learning_rate"] == pytest.approx(7.0, rel=1e-3)
-    assert best["num_evaluations"] == len(set(calls)) and not (best["at_lower_bound"] or best["at_upper_bound"])
-    edge = dpgd_scaling.optimize_initial_learning_rate(lambda eta: 1.0 / eta, low=1.0, high=50.0, grid_points=4,
-                                                       tolerance=1e-3)
-    assert edge["at_upper_bound"] and edge["initial_learning_rate"] == pytest.approx(50.0, rel=3e-3)
-    with pytest.raises(ValueError, match="high"):
-        dpgd_scaling.optimize_initial_learning_rate(parabola, low=2.0, high=1.0, grid_points=5, tolerance=1e-3)
-
-
 def test_loglog_slope_is_exact_on_a_power_law():
     x = np.array([1e-5, 1e-4, 3e-3])
     assert dpgd_scaling.loglog_slope(x, 3.0 * x**0.6137) == pytest.approx(0.6137, rel=1e-12)

@@ -12,9 +12,10 @@ from dp_accounting import rdp
 
 import privdyn.plan
 from privdyn.dynamics import dpgd as engine
-from privdyn.plan import _dpgd, _dpgd_search
+from privdyn.plan import _dpgd
 from privdyn.privacy.iteration import noise_calibration, privacy_level
 from privdyn.spectra import Spectrum, isotropic_target
+from privdyn.tuning import Candidate
 
 SMALL = dict(n=2000, d=40, spectrum="power_law:0.4", target_norm=1.0, label_noise=0.5, epsilon=2.0, delta=1e-5)
 
@@ -70,8 +71,7 @@ def test_runner_up_risks_are_the_exact_ode_within_the_search_tolerance(plan) -> 
     m = plan.model
     for alt in plan.alternatives:
         h = alt.hyperparameters
-        candidate = _dpgd_search.Candidate(h["schedule"], None if h["schedule"] == "harmonic" else
-                                           h["schedule_exponent"])
+        candidate = Candidate(h["schedule"], None if h["schedule"] == "harmonic" else h["schedule_exponent"])
         point = [h["clip"], h["initial_learning_rate"]] + ([h["harmonic_offset"]] if "harmonic_offset" in h else [])
         exact = _dpgd._final_risk(m, candidate, point, plan.rho)
         assert math.isclose(alt.predicted_risk, exact, rel_tol=2e-4), alt.name

@@ -13,9 +13,10 @@ describes d → ∞; at finite d the simulated mean sits off it by O(d^(-1/2)).
 ``polynomial`` η̃(0)(1 − t)^α (eq. 5.1) with α ∈ {½, 1, 2} (the exponents Assumption 2 covers that Figure 7 studies)
 and ``harmonic`` β/(t + τ) (eq. 5.18). For each, (c, η̃(0)) — and τ for the harmonic family — minimizes the ODE's
 final private risk, with η̃(0) ≤ 2/γ (§5.1). The number of ODE solves is what a plan costs, so the search
-(:mod:`privdyn.plan._dpgd_search`) follows the landscape's shape: it moves along the total clock V = c∫η̃ dt, on
-which the risk depends most and whose optimum the families nearly share, and along c, in which the valley is flat,
-by one-dimensional bracketing and parabolic steps that stop once the valley is flat to a relative 2e-4. The search
+(:func:`privdyn.tuning.search`, on the ODE objective that the figures' tuners use too) follows the landscape's
+shape: it moves along the total clock V = c∫η̃ dt, on which the risk depends most and whose optimum the families
+nearly share, and along c, in which the valley is flat, by one-dimensional bracketing and parabolic steps that stop
+once the valley is flat to a relative 2e-4. The search
 solves the ODE on the spectrum with eigenvalues within 1% merged (:meth:`privdyn.spectra.Spectrum.from_eigenvalues`)
 at ``rtol`` 1e-4; the chosen plan's risk and curve, and any runner-up within 1e-3 of it, are solved again on the
 exact spectrum at ``rtol`` 1e-6 (the other runner-ups report their search risk).
@@ -41,11 +42,11 @@ from numpy.typing import ArrayLike
 
 from privdyn import _check
 from privdyn.plan._budget import Budget, PlanningShare, budget, rho_from_zcdp, zcdp_for_epsilon, zcdp_statement
-from privdyn.plan._dpgd_search import Candidate, Found, Objective, candidates, search
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
 from privdyn.privacy.labels import NeighboringRelation
 from privdyn.schedules import LearningRate, OutsideTheoryWarning
 from privdyn.spectra import Spectrum, isotropic_target, power_law_target
+from privdyn.tuning import Candidate, Found, Objective, candidates, search
 
 __all__ = ["DPGDModel", "DPGDPlan", "dpgd", "model", "parse_spectrum", "SCHEDULES"]
 

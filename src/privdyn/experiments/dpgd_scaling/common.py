@@ -1,17 +1,15 @@
-"""Figures 2-3 of the dpgd paper (arXiv 2505.16329): configs, reference exponents, the optimizer and the slope fit
-shared by both."""
+"""Figures 2-3 of the dpgd paper (arXiv 2505.16329): configs, reference exponents, the ODE objective and the slope
+fit shared by both; η̃(0) is optimized by :func:`privdyn.tuning.optimize_initial_learning_rate`."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import optimize
 
 from privdyn import _check
 from privdyn.dynamics import dpgd as ode
@@ -21,6 +19,7 @@ from privdyn.runs.config import ExperimentConfig
 from privdyn.runs.naming import json_number, unit_key
 from privdyn.runs.results import CheckKind, loglog_slope
 from privdyn.schedules import OutsideTheoryWarning
+from privdyn.tuning import optimize_initial_learning_rate
 
 __all__ = ["ScalingConfig", "Fig2Config", "Fig3Config", "optimize_initial_learning_rate", "loglog_slope"]
 
@@ -44,7 +43,7 @@ PROBE_STEP = 0.05
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Optimization and fitting (pure functions)
+# The ODE objective (pure functions)
 # --------------------------------------------------------------------------------------------------------------
 
 
@@ -65,45 +64,6 @@ def _final_private_risk(design: tuple[Any, np.ndarray], *, aspect_ratio: float, 
     return ode.solve_risk_ode(spectrum=spectrum, target_projections=projections,
                               aspect_ratio=aspect_ratio, learning_rate=schedule, clip=clip, rho=rho,
                               label_noise=label_noise, times=(1.0,), method=method, rtol=rtol)
-
-
-def optimize_initial_learning_rate(objective: Callable[[float], float], *, low: float, high: float, grid_points: int,
-                                   tolerance: float) -> dict[str, Any]:
-    """Minimize ``objective(initial_learning_rate)`` over [low, high], in log space.
-
-    A grid of ``grid_points`` log-spaced values (both ends included) locates the basin; scipy's bounded Brent
-    method then refines ln η̃(0) on the two grid cells around the best grid point to an absolute ``tolerance``.
-    The best value evaluated anywhere is returned (so a refinement can never make the result worse than the grid).
-
-    Returns:
-        ``{"initial_learning_rate", "value", "num_evaluations", "at_lower_bound", "at_upper_bound"}``; a bound
-        counts as hit when the optimum lies within 2·``tolerance`` of it in ln η̃(0).
-    """
-    _check.scalar(low=low, high=high, tolerance=tolerance)
-    _check.positive(low=low, tolerance=tolerance)
-    _check.integer(minimum=3, grid_points=grid_points)
-    if not high > low:
-        raise ValueError(f"high must be > low = {low!r}; got high={high!r}.")
-    lo, hi = math.log(low), math.log(high)
-    seen: dict[float, float] = {}
-
-    def f(z: float) -> float:
-        z = min(max(float(z), lo), hi)
-        if z not in seen:
-            value = float(objective(math.exp(z)))
-            seen[z] = value if math.isfinite(value) else math.inf
-        return seen[z]
-
-    grid = np.linspace(lo, hi, grid_points)
-    values = [f(z) for z in grid]
-    best = int(np.argmin(values))
-    left, right = grid[max(best - 1, 0)], grid[min(best + 1, grid_points - 1)]
-    optimize.minimize_scalar(f, bounds=(left, right), method="bounded", options={"xatol": tolerance})
-    z_best = min(seen, key=lambda z: (seen[z], z))
-    if not math.isfinite(seen[z_best]):
-        raise ValueError("the objective has no finite value on the search interval.")
-    return {"initial_learning_rate": math.exp(z_best), "value": seen[z_best], "num_evaluations": len(seen),
-            "at_lower_bound": z_best - lo <= 2 * tolerance, "at_upper_bound": hi - z_best <= 2 * tolerance}
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-"""Tests of privdyn.tuning.
+"""Tests of privdyn.tuning.dpgd: the dpgd ODE objective and the figures' tuners built on it.
 
-Oracles: analytic objectives with known minima (a shifted log-quadratic bowl; a flat valley like the dpgd harmonic
-(beta, tau) landscape, spec seed-003 §7.2), a fake ODE engine with a known optimum (monkeypatched in place of
-``privdyn.dynamics.dpgd``), and, when the real engine exists, the spec's Figure 7 table (ODE reference: isotropic,
-gamma = 0.01, rho = 0.1, c = 0.1, zeta = 0.3, alpha = 0 -> 0.0484 at initial learning rate 13.3).
+Oracles: a fake ODE engine with a known optimum (monkeypatched in place of ``privdyn.dynamics.dpgd``; its optimum
+is that of the bowl and the valley of ``test_minimize.py``), the real engine called directly, and the spec's Figure 7
+table (ODE reference: isotropic, gamma = 0.01, rho = 0.1, c = 0.1, zeta = 0.3, alpha = 0 -> 0.0484 at initial
+learning rate 13.3).
 """
 
 from __future__ import annotations
@@ -14,26 +14,12 @@ import sys
 import types
 import warnings
 
-import numpy as np
 import pytest
 
 from privdyn import tuning
 from privdyn.schedules import Harmonic, OutsideTheoryWarning, Polynomial
-from privdyn.tuning import OptimumAtBoundWarning, TuningResult, minimize_final_risk
 
 CLIP_STAR, ETA_STAR = 0.05, 13.3
-
-
-class Counter:
-    """An objective wrapper that counts calls."""
-
-    def __init__(self, function):
-        self.function = function
-        self.calls = 0
-
-    def __call__(self, **params):
-        self.calls += 1
-        return self.function(**params)
 
 
 def bowl(*, clip, initial_learning_rate):
@@ -41,9 +27,6 @@ def bowl(*, clip, initial_learning_rate):
     u = math.log(clip / CLIP_STAR)
     w = math.log(initial_learning_rate / ETA_STAR)
     return 2.0 + u * u + 0.5 * u * w + 2.0 * w * w
-
-
-BOWL_BOUNDS = {"clip": (1e-3, 10.0), "initial_learning_rate": (1e-2, 200.0)}
 
 
 def valley(*, harmonic_scale, harmonic_offset):
@@ -56,127 +39,8 @@ def valley(*, harmonic_scale, harmonic_offset):
 VALLEY_BOUNDS = {"harmonic_scale": (0.1, 1e3), "harmonic_offset": (1e-4, 10.0)}
 
 
-@pytest.mark.parametrize("tol", [1e-4, 1e-6, 1e-8])
-def test_bowl_minimum_within_stated_tolerance(tol):
-    objective = Counter(bowl)
-    res = minimize_final_risk(objective, bounds=BOWL_BOUNDS, tol=tol)
-    assert isinstance(res, TuningResult)
-    assert res.names == ("clip", "initial_learning_rate")
-    # well-conditioned basin: the position to about tol in log-parameter, the value to a relative tol
-    assert abs(math.log(res.optimum["clip"] / CLIP_STAR)) <= 10 * tol
-    assert abs(math.log(res.optimum["initial_learning_rate"] / ETA_STAR)) <= 10 * tol
-    assert (res.value - 2.0) / 2.0 <= tol
-    assert res.converged and res.at_bound == ()
-    # landscape: every evaluation recorded once, grid first, in natural units and inside the box
-    assert objective.calls == res.num_evaluations == res.points.shape[0] == res.values.shape[0] == res.stages.size
-    assert res.points.shape[1] == 2
-    grid = res.stages == "grid"
-    assert grid.sum() == tuning.DEFAULT_GRID_POINTS**2 and np.all(grid[: grid.sum()])
-    assert set(np.unique(res.stages)) == {"grid", "local"}
-    for i, (low, high) in enumerate(BOWL_BOUNDS.values()):
-        assert np.all((res.points[:, i] >= low) & (res.points[:, i] <= high))
-    assert res.value == np.min(res.values)
-    np.testing.assert_allclose([bowl(clip=c, initial_learning_rate=e) for c, e in res.points], res.values)
-    assert res.starts.shape == (tuning.DEFAULT_STARTS, 2)
-    assert np.array_equal(res.column("clip"), res.points[:, 0])
-    with pytest.raises(ValueError):
-        res.points[0, 0] = 1.0
-    with pytest.raises(TypeError):
-        res.optimum["clip"] = 1.0
-
-
-def test_bowl_with_l_bfgs_b_and_one_parameter():
-    res = minimize_final_risk(bowl, bounds=BOWL_BOUNDS, tol=1e-8, local_method="l-bfgs-b")
-    assert res.optimum["clip"] == pytest.approx(CLIP_STAR, rel=1e-4)
-    assert res.optimum["initial_learning_rate"] == pytest.approx(ETA_STAR, rel=1e-4)
-    one = minimize_final_risk(lambda *, initial_learning_rate: bowl(clip=CLIP_STAR,
-                                                                     initial_learning_rate=initial_learning_rate),
-                              bounds={"initial_learning_rate": (1e-2, 200.0)}, tol=1e-8)
-    assert one.names == ("initial_learning_rate",) and one.points.shape[1] == 1
-    assert one.optimum["initial_learning_rate"] == pytest.approx(ETA_STAR, rel=1e-6)
-
-
-@pytest.mark.parametrize("tol", [1e-4, 1e-8])
-def test_flat_valley(tol):
-    res = minimize_final_risk(valley, bounds=VALLEY_BOUNDS, tol=tol)
-    # the value to a relative tol; along the valley the position only to ~ sqrt(tol * |f| / curvature)
-    assert res.value / 0.039 - 1.0 <= tol
-    assert abs(math.log(res.optimum["harmonic_scale"] * res.optimum["harmonic_offset"] / (16.3 * 0.6))) <= 10 * tol
-    along = abs(math.log(res.optimum["harmonic_scale"] / 16.3))
-    assert along <= 3 * math.sqrt(tol / 1e-3)
-    assert res.converged
-
-
-def test_two_basins_both_refined():
-    # two separated minima; the deeper one sits between grid points, the shallower one on a grid point
-    def two(*, x):
-        z = math.log(x)
-        return min((z - math.log(0.013)) ** 2 + 0.5, (z - math.log(30.0)) ** 2 + 0.4)
-
-    res = minimize_final_risk(two, bounds={"x": (1e-3, 1e3)}, grid_points=7, starts=2, tol=1e-8)
-    assert res.optimum["x"] == pytest.approx(30.0, rel=1e-4) and res.value == pytest.approx(0.4)
-    assert res.starts.shape == (2, 1)
-    assert np.min(np.abs(np.log(res.starts[:, 0]) - math.log(0.013))) < 2.5  # the other basin was refined too
-
-
-def test_optimum_at_bound_warns():
-    with pytest.warns(OptimumAtBoundWarning, match="initial_learning_rate"):
-        res = minimize_final_risk(bowl, bounds={"clip": (1e-3, 10.0), "initial_learning_rate": (1e-2, 5.0)})
-    assert res.at_bound == ("initial_learning_rate",)
-    assert res.optimum["initial_learning_rate"] == pytest.approx(5.0)
-
-
-def test_non_finite_values_and_errors_from_the_objective():
-    def partly_nan(*, x):
-        return float("nan") if x > 10 else (math.log(x) - math.log(2.0)) ** 2
-
-    res = minimize_final_risk(partly_nan, bounds={"x": (1e-2, 1e3)}, tol=1e-8)
-    assert res.optimum["x"] == pytest.approx(2.0, rel=1e-4)
-    assert np.any(np.isnan(res.values))  # recorded as returned
-    with pytest.raises(ValueError, match="no finite value"):
-        minimize_final_risk(lambda *, x: math.inf, bounds={"x": (1.0, 2.0)})
-
-    def boom(*, x):
-        raise ZeroDivisionError("from the objective")
-
-    with pytest.raises(ZeroDivisionError):
-        minimize_final_risk(boom, bounds={"x": (1.0, 2.0)})
-    with pytest.raises(TypeError, match="real number"):
-        minimize_final_risk(lambda *, x: "risk", bounds={"x": (1.0, 2.0)})
-
-
-def test_random_starts_are_seeded():
-    kw = dict(bounds=BOWL_BOUNDS, random_starts=5, starts=0)
-    a = minimize_final_risk(bowl, seed=3, **kw)
-    b = minimize_final_risk(bowl, seed=3, **kw)
-    c = minimize_final_risk(bowl, seed=4, **kw)
-    assert np.sum(a.stages == "random") == 5 and np.sum(a.stages == "local") == 0
-    assert np.array_equal(a.points, b.points)
-    assert not np.array_equal(a.points[a.stages == "random"], c.points[c.stages == "random"])
-    assert a.starts.shape == (0, 2)
-
-
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(bounds={}), "bounds"),
-    (dict(bounds={"x": (0.0, 1.0)}), "bounds\\['x'\\] low"),
-    (dict(bounds={"x": (2.0, 1.0)}), "low < high"),
-    (dict(bounds={"x": (1.0, math.inf)}), "bounds\\['x'\\] high"),
-    (dict(bounds={"x": 3.0}), "pair"),
-    (dict(bounds={"x": (1.0, 2.0)}, grid_points=1), "grid_points"),
-    (dict(bounds={"x": (1.0, 2.0)}, starts=-1), "starts"),
-    (dict(bounds={"x": (1.0, 2.0)}, tol=0.0), "tol"),
-    (dict(bounds={"x": (1.0, 2.0)}, local_method="bfgs"), "local_method"),
-    (dict(bounds={"x": (1.0, 2.0)}, max_local_evaluations=0), "max_local_evaluations"),
-    (dict(bounds={"x": (1.0, 2.0)}, seed=-1), "seed"),
-    (dict(bounds={f"x{i}": (1.0, 2.0) for i in range(6)}, grid_points=10), "grid_points"),
-])
-def test_minimize_validation(kwargs, match):
-    with pytest.raises((ValueError, TypeError), match=match):
-        minimize_final_risk(lambda **p: 1.0, **kwargs)
-
-
 # ----------------------------------------------------------------------------------------------------------------
-# Wrappers, with a fake ODE engine
+# The tuners, with a fake ODE engine
 # ----------------------------------------------------------------------------------------------------------------
 
 
@@ -326,3 +190,76 @@ def test_figure7_output_perturbation_optimum_on_the_real_ode():
     assert res.value == pytest.approx(0.0484, abs=5e-5)
     assert res.optimum["initial_learning_rate"] == pytest.approx(13.3, abs=0.05)
     assert res.at_bound == ()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The one objective of both searches
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def test_objective_solves_each_point_once_and_ranks_failed_solves_last(fake_engine, monkeypatch):
+    class ODESolverError(RuntimeError):
+        pass
+
+    solve = fake_engine.final_private_risk
+
+    def final_private_risk(**kwargs):
+        if kwargs["clip"] > 1.0:
+            raise ODESolverError("the solver gave up")
+        return math.nan if kwargs["clip"] > 0.5 else solve(**kwargs)
+
+    monkeypatch.setattr(fake_engine, "ODESolverError", ODESolverError, raising=False)
+    monkeypatch.setattr(fake_engine, "final_private_risk", final_private_risk)
+    ode = tuning.Objective("SPECTRUM", "TARGET", 0.01, 0.3, 1e-6, extra=lambda clip: 10.0 * clip)
+    family = tuning.Candidate("polynomial", 1.0)
+    value = ode(family, (CLIP_STAR, ETA_STAR), 0.1)
+    assert value == pytest.approx(0.0484 + 10.0 * CLIP_STAR, rel=1e-12)  # the extra term of the clip is added
+    assert ode(family, [CLIP_STAR, ETA_STAR], 0.1) == value and ode.solves == 1  # the same point: no new solve
+    ode(family, (CLIP_STAR, ETA_STAR), 0.2)
+    ode(tuning.Candidate("polynomial", 2.0), (CLIP_STAR, ETA_STAR), 0.1)
+    assert ode.solves == 3  # another rho, another family: new solves
+    assert ode(family, (2.0, ETA_STAR), 0.1) == math.inf  # the solver failed
+    assert ode(family, (0.7, ETA_STAR), 0.1) == math.inf  # a NaN risk
+    assert ode.solves == 5
+    call = fake_engine.calls[0]
+    assert (call["spectrum"], call["target_projections"], call["aspect_ratio"], call["label_noise"], call["rho"],
+            call["method"], call["rtol"]) == ("SPECTRUM", "TARGET", 0.01, 0.3, 0.1, "exponential", 1e-6)
+    assert call["learning_rate"].initial_learning_rate == ETA_STAR and call["clip"] == CLIP_STAR
+
+
+def test_candidate_points_and_records():
+    harmonic = tuning.Candidate("harmonic", None)
+    profile = harmonic.learning_rate((0.2, 3.0, 0.5))
+    assert isinstance(profile, Harmonic) and (profile.harmonic_scale, profile.harmonic_offset) == (1.5, 0.5)
+    assert harmonic.names == ("clip", "initial_learning_rate", "harmonic_offset")
+    assert harmonic.hyperparameters((0.2, 3.0, 0.5)) == {"schedule": "harmonic", "clip": 0.2,
+                                                         "initial_learning_rate": 3.0, "harmonic_scale": 1.5,
+                                                         "harmonic_offset": 0.5}
+    assert harmonic.shape_integral(0.5) == pytest.approx(0.5 * math.log(3.0), rel=1e-12)  # τ ln(1 + 1/τ)
+    assert tuning.Candidate("polynomial", 2.0).shape_integral() == pytest.approx(1.0 / 3.0, rel=1e-12)
+    assert tuning.Candidate("constant", 0.0).hyperparameters((0.1, 4.0))["schedule_exponent"] == 0.0
+    names = [c.name for c in tuning.candidates(("constant", "polynomial", "harmonic"))]
+    assert names == ["polynomial (schedule_exponent 1)", "polynomial (schedule_exponent 0.5)",
+                     "polynomial (schedule_exponent 2)", "constant", "harmonic"]
+
+
+def test_the_tuners_and_the_staged_search_evaluate_one_objective():
+    """Every value a tuner records is the planner's objective at the same point, to the last bit, on the real ODE."""
+    from privdyn.spectra import Spectrum, isotropic_target
+
+    spectrum = Spectrum.identity(20)
+    setting = dict(spectrum=spectrum, target_projections=isotropic_target(spectrum), aspect_ratio=0.05, rho=1.0,
+                   label_noise=0.5, rtol=1e-6, grid_points=3, starts=0)
+    ode = tuning.Objective(spectrum, isotropic_target(spectrum), 0.05, 0.5, 1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tuning.OptimumAtBoundWarning)
+        poly = tuning.tune_polynomial(**setting, schedule_exponent=1.0, clip=0.2)
+        harm = tuning.tune_harmonic(**setting, clip=0.2, initial_learning_rate_bounds=(0.5, 40.0),
+                                    harmonic_offset_bounds=(0.1, 10.0))
+    family = tuning.Candidate("polynomial", 1.0)
+    assert [ode(family, (0.2, rate), 1.0) for rate in poly.column("initial_learning_rate")] == poly.values.tolist()
+    harmonic = tuning.Candidate("harmonic", None)
+    assert [ode(harmonic, (0.2, *point), 1.0) for point in harm.points.tolist()] == harm.values.tolist()
+    found = tuning.search(ode, [family], 1.0, 0.05)[0]
+    assert found.candidate == family and found.search_risk == ode(family, found.point, 1.0)
+    assert found.search_risk <= poly.value * (1.0 + 1e-12)  # the search also moves c; the grid held c = 0.2

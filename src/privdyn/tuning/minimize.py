@@ -1,54 +1,49 @@
-"""Hyper-parameter search on the theory engines.
+"""Minimizers over positive hyper-parameters, in log-parameter space: the optimizers of the dpgd ODE search.
 
-:func:`minimize_final_risk` minimizes any objective over positive hyper-parameters: a log-spaced grid (plus optional
-random log-uniform points) maps the landscape and picks well-separated starts, then a bounded local optimizer in
-log-parameter space refines each start. Every evaluation is kept, so the explored landscape is part of the result
-(:class:`TuningResult`).
+* :func:`minimize_final_risk` minimizes any objective over a box: a log-spaced grid (plus optional random
+  log-uniform points) maps the landscape and picks well-separated starts, then a bounded local optimizer refines
+  each start. Every evaluation is kept, so the explored landscape is part of the result (:class:`TuningResult`).
+  The figures' tuners (:func:`privdyn.tuning.dpgd.tune_polynomial`, :func:`privdyn.tuning.dpgd.tune_harmonic`) run
+  it on the ODE.
+* :func:`refine_log_minimum`: Nelder-Mead from a grid minimum that the caller already has (Figure 4's heatmaps).
+* :func:`line_search`: one parameter, bracketing and safeguarded parabolic steps that stop on a flat valley; the
+  stages of the planner's staged search (:func:`privdyn.tuning.staged.search`).
+* :func:`optimize_initial_learning_rate`: one parameter on an interval, a log grid then bounded Brent (Figures 2
+  and 3: η̃(0) at a fixed clip).
 
-:func:`tune_polynomial` and :func:`tune_harmonic` apply it to the final private risk of one-pass DP-GD predicted by
-the ODE deterministic equivalent of Bombari, Luo, Seroussi, Mondelli (arXiv 2505.16329v2, Definition 4.2 and
-Proposition 4.4), ``privdyn.dynamics.dpgd.final_private_risk``: over (clip, initial_learning_rate) for the polynomial
-schedule η̃(t) = η̃(0)(1 − t)^α (5.1), or over (harmonic_scale, harmonic_offset) for η̃(t) = β/(t + τ) (5.18).
-The paper does not say how it optimized these; its risk landscape in (β, τ) is flat and
-ill-conditioned, and for large aspect ratios the harmonic optimum runs off to β, τ → ∞ (a constant schedule), which
-is why the search is in log parameters, multi-start, and warns when the optimum sits on a bound.
+None of them knows the objective: the dpgd ODE enters through :class:`privdyn.tuning.dpgd.Objective`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import itertools
 import math
 import types
 import warnings
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 from scipy import optimize
 
 from privdyn import _check
 from privdyn._arrays import read_only
-from privdyn.schedules import Harmonic, OutsideTheoryWarning, Polynomial
-
-if TYPE_CHECKING:
-
-    from privdyn.spectra import Spectrum
 
 __all__ = [
     "TuningResult",
     "OptimumAtBoundWarning",
     "minimize_final_risk",
-    "tune_polynomial",
-    "tune_harmonic",
     "DEFAULT_GRID_POINTS",
     "DEFAULT_STARTS",
     "DEFAULT_TOLERANCE",
     "DEFAULT_MAX_LOCAL_EVALUATIONS",
     "LOCAL_METHODS",
     "refine_log_minimum",
+    "line_search",
+    "optimize_initial_learning_rate",
+    "LOG_TOLERANCE",
+    "FLAT_TOLERANCE",
 ]
 
 #: Grid points per parameter: about two per decade over the usual 3-5 decade ranges, enough to see the basins;
@@ -64,9 +59,18 @@ DEFAULT_MAX_LOCAL_EVALUATIONS = 400
 #: Local optimizers in log-parameter space.
 LOCAL_METHODS = ("nelder-mead", "l-bfgs-b")
 
+LOG_TOLERANCE = 0.02
+"""A line search stops when its bracket is narrower than this in the logarithm of the parameter (2%)."""
+FLAT_TOLERANCE = 2e-4
+"""... or when the parabola through its bracket predicts less than this relative improvement (a flat valley)."""
+
 _MAX_GRID_SIZE = 100_000
 _MAX_RESTARTS = 5
 _STAGES = ("grid", "random", "local")
+_MAX_LINE_EVALUATIONS = 14
+_LOCAL_BRACKET = 0.6
+"""The widest bracket (in log units, a factor 1.8) on which a parabola's predicted improvement may stop a search."""
+_GOLDEN = 0.381966
 
 
 class OptimumAtBoundWarning(UserWarning):
@@ -121,6 +125,19 @@ class TuningResult:
         return self.points[:, self.names.index(name)]
 
 
+def _positive_pair(label: str, value: Any, hint: str = "") -> tuple[float, float]:
+    """A box (low, high) with 0 < low < high, as floats; errors name ``label``."""
+    try:
+        low, high = value
+    except (TypeError, ValueError):
+        raise ValueError(f"{label} must be a pair (low, high); got {label}={value!r}.") from None
+    _check.scalar(**{f"{label} low": low, f"{label} high": high})
+    _check.positive(**{f"{label} low": low, f"{label} high": high})
+    if not low < high:
+        raise ValueError(f"{label} must have low < high{hint}; got {label}=({low!r}, {high!r}).")
+    return float(low), float(high)
+
+
 def _parse_bounds(bounds: Mapping[str, Any], argument: str = "bounds") -> tuple[tuple[str, ...], np.ndarray,
                                                                                      np.ndarray]:
     """Names and (low, high) arrays in natural units, validated."""
@@ -130,18 +147,11 @@ def _parse_bounds(bounds: Mapping[str, Any], argument: str = "bounds") -> tuple[
     for name, pair in bounds.items():
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"{argument} keys must be parameter names (identifiers); got {name!r}.")
-        try:
-            low, high = pair
-        except (TypeError, ValueError):
-            raise ValueError(f"{argument}[{name!r}] must be a pair (low, high); got {pair!r}.") from None
-        _check.scalar(**{f"{argument}[{name!r}] low": low, f"{argument}[{name!r}] high": high})
-        _check.positive(**{f"{argument}[{name!r}] low": low, f"{argument}[{name!r}] high": high})
-        if not low < high:
-            raise ValueError(f"{argument}[{name!r}] must have low < high (fix the parameter in the objective "
-                             f"instead of giving equal bounds); got ({low!r}, {high!r}).")
+        low, high = _positive_pair(f"{argument}[{name!r}]", pair,
+                                   " (fix the parameter in the objective instead of giving equal bounds)")
         names.append(name)
-        lows.append(float(low))
-        highs.append(float(high))
+        lows.append(low)
+        highs.append(high)
     return tuple(names), np.array(lows), np.array(highs)
 
 
@@ -330,11 +340,6 @@ def _refine(ranked: Callable[[np.ndarray], float], z0: np.ndarray, lo: np.ndarra
     return False
 
 
-# ----------------------------------------------------------------------------------------------------------------
-# Wrappers on the dpgd ODE engine
-# ----------------------------------------------------------------------------------------------------------------
-
-
 def refine_log_minimum(objective: Callable[[np.ndarray], float], start: np.ndarray, *,
                        grid_value: float) -> tuple[float, np.ndarray, int]:
     """The continuous minimum near a grid minimum: Nelder–Mead in log parameters from ``start``.
@@ -353,167 +358,146 @@ def refine_log_minimum(objective: Callable[[np.ndarray], float], start: np.ndarr
     return best, best_point, int(refined.nfev)
 
 
-def _dpgd_engine() -> Any:
-    """The dpgd ODE engine, imported lazily (tuning may use dynamics; dynamics never imports tuning)."""
-    try:
-        return importlib.import_module("privdyn.dynamics.dpgd")
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("privdyn.dynamics.dpgd", "privdyn.dynamics"):
-            raise
-        raise ImportError("tuning the dpgd schedules needs the ODE engine privdyn.dynamics.dpgd "
-                          "(final_private_risk), which could not be imported.") from exc
+
+# ----------------------------------------------------------------------------------------------------------------
+# One dimension: bracketing and safeguarded parabolic steps
+# ----------------------------------------------------------------------------------------------------------------
 
 
-def _pair(name: str, value: Any) -> tuple[float, float]:
-    try:
-        low, high = value
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (low, high); got {name}={value!r}.") from None
-    _check.scalar(**{f"{name} low": low, f"{name} high": high})
-    _check.positive(**{f"{name} low": low, f"{name} high": high})
-    if not low < high:
-        raise ValueError(f"{name} must have low < high; got {name}=({low!r}, {high!r}).")
-    return float(low), float(high)
+def _vertex(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float]) -> tuple[float, float] | None:
+    """Vertex (x, f) of the parabola through three points, or None if it is not convex."""
+    (xa, fa), (xb, fb), (xc, fc) = a, b, c
+    if not all(math.isfinite(f) for f in (fa, fb, fc)):
+        return None
+    p = (xb - xa) ** 2 * (fb - fc) - (xb - xc) ** 2 * (fb - fa)
+    q = (xb - xa) * (fb - fc) - (xb - xc) * (fb - fa)
+    if q >= 0.0:  # concave or degenerate: no interior minimum
+        return None
+    x = xb - 0.5 * p / q
+    # the parabola's value at its vertex, from the divided differences
+    d1 = (fb - fa) / (xb - xa)
+    d2 = ((fc - fb) / (xc - xb) - d1) / (xc - xa)
+    f = fa + d1 * (x - xa) + d2 * (x - xa) * (x - xb)
+    return x, f
 
 
-def _common_checks(aspect_ratio: Any, rho: Any, label_noise: Any) -> None:
-    _check.scalar(aspect_ratio=aspect_ratio, rho=rho, label_noise=label_noise)
-    _check.positive(aspect_ratio=aspect_ratio, rho=rho, label_noise=label_noise)
+def line_search(f: Callable[[float], float], x0: float, step: float, lo: float, hi: float, *,
+                tol: float = LOG_TOLERANCE, flat: float = FLAT_TOLERANCE) -> tuple[float, float]:
+    """Minimize ``f`` on [lo, hi] from ``x0``: bracket with doubling steps, then safeguarded parabolic steps.
+
+    While bracketing, a point replaces the incumbent (at first ``x0``) only if it is lower by more than ``flat``
+    relative: along a flat direction the search stays where it started instead of drifting onto a bound. The
+    refinement stops when the bracket is narrower than ``2·tol`` or flat to ``flat`` across, when the parabola
+    through a bracket narrower than a factor 1.8 predicts less than ``flat`` relative improvement (on wider brackets
+    a vertex that barely moves is replaced by a golden-section step), or after a fixed number of evaluations. A best
+    point on a bound is returned as the bound unless the parabola through the three points nearest it has its
+    vertex between the bound and the next point (then that vertex is evaluated and the search goes on). Returns
+    ``(x, f(x))`` of the incumbent.
+    """
+    values: dict[float, float] = {}
+
+    def at(x: float) -> float:
+        x = min(max(x, lo), hi)
+        if x not in values:
+            values[x] = f(x)
+        return x
+
+    def lower(x: float, than: float) -> bool:
+        return values[x] < values[than] - flat * abs(values[than])
+
+    best = at(x0)
+    width = step
+    for x in (at(x0 - step), at(x0 + step)):
+        if lower(x, best):
+            best = x
+    while len(values) < _MAX_LINE_EVALUATIONS:  # bracket: a higher (or equal) point on each side of the incumbent
+        xs = sorted(values)
+        i = xs.index(best)
+        if (0 < i < len(xs) - 1) or xs[i] in (lo, hi):
+            break
+        width *= 2.0
+        x = at(best - width if i == 0 else best + width)
+        if not lower(x, best):
+            break
+        best = x
+    while len(values) < _MAX_LINE_EVALUATIONS:
+        xs = sorted(values)
+        i = xs.index(best)
+        if i == 0 or i == len(xs) - 1:  # on a bound: is the minimum there, or between the bound and its neighbour?
+            near = xs[:3] if i == 0 else xs[-3:]
+            if len(near) < 3 or abs(near[1] - near[0]) <= 2.0 * tol and abs(near[2] - near[1]) <= 2.0 * tol:
+                break
+            vertex = _vertex(*((x, values[x]) for x in near))
+            inner = xs[1] if i == 0 else xs[-2]
+            if vertex is None or not min(best, inner) < vertex[0] < max(best, inner) \
+                    or abs(inner - best) <= 2.0 * tol:
+                break  # the parabola through the three points nearest the bound has its minimum beyond it
+            x = min(max(vertex[0], min(best, inner) + 0.5 * tol), max(best, inner) - 0.5 * tol)
+            if x in values:
+                break
+            at(x)
+            if values[x] < values[best]:
+                best = x
+            continue
+        a, b, c = xs[i - 1], xs[i], xs[i + 1]
+        settled = flat * abs(values[b])
+        if c - a <= 2.0 * tol or max(values[a], values[c]) - values[b] <= settled:
+            break  # resolved, or flat across the whole bracket
+        vertex = _vertex((a, values[a]), (b, values[b]), (c, values[c]))
+        if c - a <= _LOCAL_BRACKET:  # narrow enough for the parabola to be trusted
+            if vertex is None or values[b] - vertex[1] <= settled:
+                break
+            x = vertex[0]
+        elif vertex is not None and a < vertex[0] < c and abs(vertex[0] - b) >= 0.05 * (c - a):
+            x = vertex[0]  # a wide bracket: the parabola's vertex if it moves meaningfully, else a golden step
+        else:
+            x = b + _GOLDEN * ((c - b) if c - b > b - a else (a - b))
+        # keep new points at least tol/2 from the bracket's points, so every step shrinks the bracket
+        if abs(x - b) < 0.5 * tol:
+            x = b + (0.5 * tol if x >= b else -0.5 * tol)
+        x = min(max(x, a + 0.5 * tol), c - 0.5 * tol)
+        if x in values or not a < x < c:
+            break
+        at(x)
+        if values[x] < values[b]:
+            best = x
+    return best, values[best]
 
 
-def tune_polynomial(*, spectrum: Spectrum, target_projections: ArrayLike, aspect_ratio: float, rho: float,
-                    label_noise: float,
-                    schedule_exponent: float, clip: float | None = None,
-                    clip_bounds: tuple[float, float] = (1e-3, 10.0),
-                    learning_rate_bounds: tuple[float, float] | None = None, method: str = "exponential",
-                    rtol: float = 1e-8, grid_points: int = DEFAULT_GRID_POINTS, starts: int = DEFAULT_STARTS,
-                    random_starts: int = 0, tol: float = DEFAULT_TOLERANCE, local_method: str = "nelder-mead",
-                    max_local_evaluations: int = DEFAULT_MAX_LOCAL_EVALUATIONS, seed: int = 0) -> TuningResult:
-    """Tune the polynomial schedule η̃(t) = η̃(0)(1 − t)^α on the ODE final private risk (arXiv 2505.16329).
+def optimize_initial_learning_rate(objective: Callable[[float], float], *, low: float, high: float, grid_points: int,
+                                   tolerance: float) -> dict[str, float | int | bool]:
+    """Minimize ``objective(initial_learning_rate)`` over [low, high], in log space.
 
-    Minimizes R(1) + 2c²η̃(1)²γ²/ρ² (Definition 4.2, Proposition 4.4), computed by
-    ``privdyn.dynamics.dpgd.final_private_risk``, over (``clip``, ``initial_learning_rate``), or over
-    ``initial_learning_rate`` alone when ``clip`` is given (the paper's Figures 2, 3 and 7 fix c = 0.1), with
-    :func:`minimize_final_risk`. The default learning-rate box ends at 2/γ: beyond it the descent is capped while
-    the noise keeps growing (§5.1, "Optimal hyper-parameters"), and Theorem 4 assumes η̃(0) ≤ 2/γ.
-
-    Args:
-        spectrum, target_projections: the covariance spectrum and the squared projections of θ*, passed to the
-            ODE engine unchanged.
-        aspect_ratio: γ = d/n > 0.
-        rho: ρ > 0 (ρ²/2-zCDP).
-        label_noise: ζ > 0.
-        schedule_exponent: α ≥ 0 (values in (0, 1) other than ½ run with an ``OutsideTheoryWarning``).
-        clip: a fixed c > 0, or None to tune it within ``clip_bounds``.
-        clip_bounds: (low, high) for c when it is tuned.
-        learning_rate_bounds: (low, high) for η̃(0); None means (1e-2, 2/aspect_ratio).
-        method, rtol: the ODE engine's solver and relative tolerance.
-        grid_points, starts, random_starts, tol, local_method, max_local_evaluations, seed: as in
-            :func:`minimize_final_risk`.
+    A grid of ``grid_points`` log-spaced values (both ends included) locates the basin; scipy's bounded Brent
+    method then refines ln η̃(0) on the two grid cells around the best grid point to an absolute ``tolerance``.
+    The best value evaluated anywhere is returned (so a refinement can never make the result worse than the grid).
 
     Returns:
-        A :class:`TuningResult` with names ``("clip", "initial_learning_rate")`` or ``("initial_learning_rate",)``;
-        ``fixed`` records ``schedule_exponent`` (and ``clip`` when fixed).
+        ``{"initial_learning_rate", "value", "num_evaluations", "at_lower_bound", "at_upper_bound"}``; a bound
+        counts as hit when the optimum lies within 2·``tolerance`` of it in ln η̃(0).
     """
-    _common_checks(aspect_ratio, rho, label_noise)
-    _check.scalar(schedule_exponent=schedule_exponent)
-    Polynomial(initial_learning_rate=1.0, schedule_exponent=schedule_exponent)  # validates α, warns once
-    alpha = float(schedule_exponent)
-    if learning_rate_bounds is None:
-        learning_rate_bounds = (1e-2, 2.0 / float(aspect_ratio))
-    box: dict[str, tuple[float, float]] = {}
-    fixed: dict[str, Any] = {"schedule_exponent": alpha}
-    if clip is None:
-        box["clip"] = _pair("clip_bounds", clip_bounds)
-    else:
-        _check.scalar(clip=clip)
-        _check.positive(clip=clip)
-        fixed["clip"] = float(clip)
-    box["initial_learning_rate"] = _pair("learning_rate_bounds", learning_rate_bounds)
-    engine = _dpgd_engine()
+    _check.scalar(low=low, high=high, tolerance=tolerance)
+    _check.positive(low=low, tolerance=tolerance)
+    _check.integer(minimum=3, grid_points=grid_points)
+    if not high > low:
+        raise ValueError(f"high must be > low = {low!r}; got high={high!r}.")
+    lo, hi = math.log(low), math.log(high)
+    seen: dict[float, float] = {}
 
-    def objective(*, initial_learning_rate: float, clip: float | None = None) -> float:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", OutsideTheoryWarning)  # already issued once above
-            schedule = Polynomial(initial_learning_rate=initial_learning_rate, schedule_exponent=alpha)
-        return engine.final_private_risk(spectrum=spectrum, target_projections=target_projections,
-                                         aspect_ratio=aspect_ratio, learning_rate=schedule,
-                                         clip=fixed["clip"] if clip is None else clip, rho=rho,
-                                         label_noise=label_noise, method=method, rtol=rtol)
+    def f(z: float) -> float:
+        z = min(max(float(z), lo), hi)
+        if z not in seen:
+            value = float(objective(math.exp(z)))
+            seen[z] = value if math.isfinite(value) else math.inf
+        return seen[z]
 
-    result = minimize_final_risk(objective, bounds=box, grid_points=grid_points, starts=starts,
-                                 random_starts=random_starts, tol=tol, local_method=local_method,
-                                 max_local_evaluations=max_local_evaluations, seed=seed)
-    return dataclasses.replace(result, fixed=fixed)
-
-
-def tune_harmonic(*, spectrum: Spectrum, target_projections: ArrayLike, aspect_ratio: float, rho: float,
-                  label_noise: float,
-                  clip: float, harmonic_offset_bounds: tuple[float, float],
-                  harmonic_scale_bounds: tuple[float, float] | None = None,
-                  initial_learning_rate_bounds: tuple[float, float] | None = None, method: str = "exponential",
-                  rtol: float = 1e-8, grid_points: int = DEFAULT_GRID_POINTS,
-                  starts: int = DEFAULT_STARTS, random_starts: int = 0, tol: float = DEFAULT_TOLERANCE,
-                  local_method: str = "nelder-mead", max_local_evaluations: int = DEFAULT_MAX_LOCAL_EVALUATIONS,
-                  seed: int = 0) -> TuningResult:
-    """Tune the harmonic schedule η̃(t) = β/(t + τ) on the ODE final private risk (arXiv 2505.16329, (5.18)).
-
-    Minimizes R(1) + 2c²η̃(1)²γ²/ρ² (Definition 4.2, Proposition 4.4), computed by
-    ``privdyn.dynamics.dpgd.final_private_risk``, over (``harmonic_scale`` β, ``harmonic_offset`` τ) at a fixed
-    ``clip`` c, with :func:`minimize_final_risk`. The landscape is flat along curves of nearly constant β/τ and
-    for large γ the optimum runs off to β, τ → ∞ (a constant schedule): expect an
-    :class:`OptimumAtBoundWarning` there, and read :attr:`TuningResult.values` for the flatness.
-
-    Give ``initial_learning_rate_bounds`` instead of ``harmonic_scale_bounds`` to search over (η̃(0) = β/τ, τ):
-    the flat valley is then aligned with an axis, and η̃(0) ≤ 2/γ (beyond which the cap binds and the noise still
-    grows, §5.1) is a plain box bound. Coarse grids in (β, τ) tend to land on the box's corners; this
-    parametrization does not. The result then has names ``("initial_learning_rate", "harmonic_offset")`` and
-    β = η̃(0)·τ.
-
-    Args:
-        spectrum, target_projections: passed to the ODE engine unchanged.
-        aspect_ratio, rho, label_noise: γ, ρ, ζ > 0.
-        clip: c > 0.
-        harmonic_offset_bounds: (low, high) box for τ.
-        harmonic_scale_bounds, initial_learning_rate_bounds: (low, high) box for β, or for η̃(0) = β/τ; exactly one.
-        method, rtol: the ODE engine's solver and relative tolerance.
-        grid_points, starts, random_starts, tol, local_method, max_local_evaluations, seed: as in
-            :func:`minimize_final_risk`.
-
-    Returns:
-        A :class:`TuningResult` with names ``("harmonic_scale", "harmonic_offset")`` (or ``("initial_learning_rate",
-        "harmonic_offset")``); ``fixed`` records ``clip``.
-    """
-    _common_checks(aspect_ratio, rho, label_noise)
-    _check.scalar(clip=clip)
-    _check.positive(clip=clip)
-    if (harmonic_scale_bounds is None) == (initial_learning_rate_bounds is None):
-        raise ValueError("give exactly one of harmonic_scale_bounds and initial_learning_rate_bounds; got "
-                         f"harmonic_scale_bounds={harmonic_scale_bounds!r}, "
-                         f"initial_learning_rate_bounds={initial_learning_rate_bounds!r}.")
-    offset_box = _pair("harmonic_offset_bounds", harmonic_offset_bounds)
-    if harmonic_scale_bounds is not None:
-        box = {"harmonic_scale": _pair("harmonic_scale_bounds", harmonic_scale_bounds), "harmonic_offset": offset_box}
-    else:
-        box = {"initial_learning_rate": _pair("initial_learning_rate_bounds", initial_learning_rate_bounds),
-               "harmonic_offset": offset_box}
-    engine = _dpgd_engine()
-
-    def risk(harmonic_scale: float, harmonic_offset: float) -> float:
-        schedule = Harmonic(harmonic_scale=harmonic_scale, harmonic_offset=harmonic_offset)
-        return engine.final_private_risk(spectrum=spectrum, target_projections=target_projections,
-                                         aspect_ratio=aspect_ratio, learning_rate=schedule, clip=clip, rho=rho,
-                                         label_noise=label_noise, method=method, rtol=rtol)
-
-    def by_scale(*, harmonic_scale: float, harmonic_offset: float) -> float:
-        return risk(harmonic_scale, harmonic_offset)
-
-    def by_initial_rate(*, initial_learning_rate: float, harmonic_offset: float) -> float:
-        return risk(initial_learning_rate * harmonic_offset, harmonic_offset)
-
-    objective: Callable[..., float] = by_scale if harmonic_scale_bounds is not None else by_initial_rate
-
-    result = minimize_final_risk(objective, bounds=box, grid_points=grid_points, starts=starts,
-                                 random_starts=random_starts, tol=tol, local_method=local_method,
-                                 max_local_evaluations=max_local_evaluations, seed=seed)
-    return dataclasses.replace(result, fixed={"clip": float(clip)})
+    grid = np.linspace(lo, hi, grid_points)
+    values = [f(z) for z in grid]
+    best = int(np.argmin(values))
+    left, right = grid[max(best - 1, 0)], grid[min(best + 1, grid_points - 1)]
+    optimize.minimize_scalar(f, bounds=(left, right), method="bounded", options={"xatol": tolerance})
+    z_best = min(seen, key=lambda z: (seen[z], z))
+    if not math.isfinite(seen[z_best]):
+        raise ValueError("the objective has no finite value on the search interval.")
+    return {"initial_learning_rate": math.exp(z_best), "value": seen[z_best], "num_evaluations": len(seen),
+            "at_lower_bound": z_best - lo <= 2 * tolerance, "at_upper_bound": hi - z_best <= 2 * tolerance}

@@ -1,7 +1,9 @@
-"""The dpgd planner's search: the optimum of every schedule family in few ODE solves (arXiv 2505.16329).
+"""The staged search over the dpgd ODE: the optimum of every schedule family in few solves (arXiv 2505.16329).
 
-A dpgd plan costs what its ODE solves cost (each one a full solve of Definition 4.2, tens of milliseconds), so the
-search is built around the shape of the risk landscape rather than around a generic optimizer.
+The planner's search (``privdyn plan dpgd``), on the :class:`~privdyn.tuning.dpgd.Objective` that the figures'
+tuners use too. A dpgd plan costs what its ODE solves cost (each one a full solve of Definition 4.2, tens of
+milliseconds), so the search is built around the shape of the risk landscape rather than around a generic optimizer
+(:func:`privdyn.tuning.minimize.minimize_final_risk`, which the figures afford, needs hundreds of solves a family).
 
 **Coordinates.** For a learning-rate profile η̃ = η̃(0)·s(t) with s(0) = 1 and clip c, the search moves in
 
@@ -17,9 +19,10 @@ budgets; a factor 2 at a large budget and 7 at a very small one, where each sear
 searched carefully, c coarsely, and the families share what was learnt. Where c is large the valley turns diagonal
 (v = η̃ in (5.13)), which a Powell direction step follows.
 
-**Stages.** Each stage is a one-dimensional search (:func:`line_search`: bracket downhill with doubling steps,
-then safeguarded parabolic steps) that stops when the bracket is narrower than :data:`LOG_TOLERANCE` or when the
-valley is flat to :data:`FLAT_TOLERANCE` (relative risk):
+**Stages.** Each stage is a one-dimensional search (:func:`~privdyn.tuning.minimize.line_search`: bracket downhill
+with doubling steps, then safeguarded parabolic steps) that stops when the bracket is narrower than
+:data:`~privdyn.tuning.minimize.LOG_TOLERANCE` or when the valley is flat to
+:data:`~privdyn.tuning.minimize.FLAT_TOLERANCE` (relative risk):
 
 1. the first family (polynomial α = 1): V at the starting clip (V from :func:`linearized_optimum`, c from
    :data:`START_CLIP_PER_LABEL_NOISE`), c at that V, V again, then along the valley the last two searches moved in
@@ -31,8 +34,9 @@ valley is flat to :data:`FLAT_TOLERANCE` (relative risk):
 3. the best family, and every runner-up whose risk is within :data:`RECHECK_TOLERANCE` of it (unless it is the
    first family, which had its clip stage): c, V and the valley direction again (and τ, then V).
 
-The bounds are the box c ∈ :data:`CLIP_BOUNDS`, τ ∈ :data:`HARMONIC_OFFSET_BOUNDS` and η̃(0) = V/(cS) ∈
-[:data:`LEARNING_RATE_MIN`, 2/γ] (§5.1: beyond 2/γ the step cap binds while the noise still grows). A V search keeps
+The bounds are the box c ∈ :data:`~privdyn.tuning.dpgd.CLIP_BOUNDS`, τ ∈
+:data:`~privdyn.tuning.dpgd.HARMONIC_OFFSET_BOUNDS` and η̃(0) = V/(cS) ∈ [:data:`~privdyn.tuning.dpgd.LEARNING_RATE_MIN`,
+2/γ] (§5.1: beyond 2/γ the step cap binds while the noise still grows). A V search keeps
 c unless η̃(0) would leave its range (then c moves with V, so a search is never stopped by the clip of an earlier
 stage); a c search is bounded through η̃(0) at fixed V, a τ search through S(τ).
 
@@ -55,231 +59,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
-from privdyn.schedules import Constant, Harmonic, LearningRate, Polynomial
-from privdyn.spectra import Spectrum
+from privdyn.tuning.dpgd import CLIP_BOUNDS, HARMONIC_OFFSET_BOUNDS, LEARNING_RATE_MIN, Candidate, Objective
+from privdyn.tuning.minimize import LOG_TOLERANCE, _vertex, line_search
 
-__all__ = ["Candidate", "Objective", "Found", "candidates", "search", "line_search", "POLYNOMIAL_EXPONENTS",
-           "CLIP_BOUNDS", "LEARNING_RATE_MIN", "HARMONIC_OFFSET_BOUNDS", "LOG_TOLERANCE", "FLAT_TOLERANCE",
-           "RECHECK_TOLERANCE"]
+__all__ = ["Found", "search", "linearized_risk", "linearized_optimum", "RECHECK_TOLERANCE",
+           "START_CLIP_PER_LABEL_NOISE"]
 
-POLYNOMIAL_EXPONENTS = (0.5, 1.0, 2.0)
-"""The exponents α of the polynomial family (Assumption 2 allows {0, ½} ∪ [1, ∞); α = 0 is ``constant``)."""
-CLIP_BOUNDS = (1e-3, 10.0)
-"""The search box of c (C_clip = c√d)."""
-LEARNING_RATE_MIN = 1e-3
-"""The smallest η̃(0) searched; the largest is 2/γ."""
-HARMONIC_OFFSET_BOUNDS = (1e-3, 1e3)
-"""The search box of the harmonic offset τ (τ → ∞ is the constant schedule)."""
-LOG_TOLERANCE = 0.02
-"""A line search stops when its bracket is narrower than this in the logarithm of the parameter (2%)."""
-FLAT_TOLERANCE = 2e-4
-"""... or when the parabola through its bracket predicts less than this relative improvement (a flat valley)."""
 RECHECK_TOLERANCE = 0.01
 """Runner-ups within this relative risk of the best family are refined as carefully as the best one."""
 START_CLIP_PER_LABEL_NOISE = 0.35
 """The first family's search starts at c = 0.35·ζ (the optimal c is 0.3-0.5·ζ at moderate budgets)."""
-_MAX_LINE_EVALUATIONS = 14
-_LOCAL_BRACKET = 0.6
-"""The widest bracket (in log units, a factor 1.8) on which a parabola's predicted improvement may stop a search."""
-_GOLDEN = 0.381966
-
-
-@dataclasses.dataclass(frozen=True)
-class Candidate:
-    """One schedule family: ``schedule`` and the polynomial exponent (None for harmonic)."""
-
-    schedule: str
-    exponent: float | None
-
-    @property
-    def name(self) -> str:
-        if self.schedule == "polynomial":
-            return f"polynomial (schedule_exponent {self.exponent:g})"
-        return self.schedule
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        base = ("clip", "initial_learning_rate")
-        return base + ("harmonic_offset",) if self.schedule == "harmonic" else base
-
-    def learning_rate(self, point: Sequence[float]) -> LearningRate:
-        """The profile at ``point`` = (c, η̃(0)) or (c, η̃(0), τ)."""
-        eta0 = float(point[1])
-        if self.schedule == "constant":
-            return Constant(eta0)
-        if self.schedule == "polynomial":
-            return Polynomial(eta0, float(self.exponent))  # type: ignore[arg-type]
-        offset = float(point[2])
-        return Harmonic(harmonic_scale=eta0 * offset, harmonic_offset=offset)
-
-    def hyperparameters(self, point: Sequence[float]) -> dict[str, Any]:
-        out: dict[str, Any] = {"schedule": self.schedule, "clip": float(point[0]),
-                               "initial_learning_rate": float(point[1])}
-        if self.schedule == "harmonic":
-            out.update(harmonic_scale=float(point[1] * point[2]), harmonic_offset=float(point[2]))
-        else:
-            out["schedule_exponent"] = 0.0 if self.schedule == "constant" else float(self.exponent)  # type: ignore
-        return out
-
-    def shape_integral(self, offset: float | None = None) -> float:
-        """S = ∫₀¹ η̃(t) dt / η̃(0) (``offset`` τ for the harmonic family)."""
-        point = (1.0, 1.0) if offset is None else (1.0, 1.0, offset)
-        return float(self.learning_rate(point).integral(1.0))
-
-
-def candidates(schedules: Sequence[str]) -> list[Candidate]:
-    """The families of ``schedules`` in search order (polynomial α = 1 first: its ODE is among the cheapest)."""
-    out = []
-    if "polynomial" in schedules:
-        out += [Candidate("polynomial", a) for a in sorted(POLYNOMIAL_EXPONENTS, key=lambda a: a != 1.0)]
-    if "constant" in schedules:
-        out.append(Candidate("constant", 0.0))
-    if "harmonic" in schedules:
-        out.append(Candidate("harmonic", None))
-    return out
-
-
-class Objective:
-    """The ODE's final private risk at (candidate, point, ρ), cached; counts the solves.
-
-    ``extra``, when given, adds a function of the clip c (the clipping fixed point's bias under public statistics,
-    :class:`privdyn.plan._dpgd_data.ClipBias`).
-    """
-
-    def __init__(self, spectrum: Spectrum, projections: np.ndarray, aspect_ratio: float, label_noise: float,
-                 rtol: float, extra: Callable[[float], float] | None = None) -> None:
-        self.spectrum, self.projections, self.extra = spectrum, projections, extra
-        self.aspect_ratio, self.label_noise, self.rtol = aspect_ratio, label_noise, rtol
-        self.cache: dict[tuple[Any, ...], float] = {}
-        self.solves = 0
-
-    def __call__(self, candidate: Candidate, point: Sequence[float], rho: float) -> float:
-        from privdyn.dynamics import dpgd as engine
-
-        key = (candidate, rho, *(round(float(p), 12) for p in point))
-        if key not in self.cache:
-            self.solves += 1
-            try:
-                value = engine.final_private_risk(
-                    spectrum=self.spectrum, target_projections=self.projections, aspect_ratio=self.aspect_ratio,
-                    learning_rate=candidate.learning_rate(point), clip=float(point[0]), rho=rho,
-                    label_noise=self.label_noise, rtol=self.rtol)
-            except engine.ODESolverError:
-                value = math.inf
-            if self.extra is not None and math.isfinite(value):
-                value += self.extra(float(point[0]))
-            self.cache[key] = value if math.isfinite(value) else math.inf
-        return self.cache[key]
-
-
-# ------------------------------------------------------------------------------------------------------------
-# One-dimensional search
-# ------------------------------------------------------------------------------------------------------------
-
-
-def _vertex(a: tuple[float, float], b: tuple[float, float], c: tuple[float, float]) -> tuple[float, float] | None:
-    """Vertex (x, f) of the parabola through three points, or None if it is not convex."""
-    (xa, fa), (xb, fb), (xc, fc) = a, b, c
-    if not all(math.isfinite(f) for f in (fa, fb, fc)):
-        return None
-    p = (xb - xa) ** 2 * (fb - fc) - (xb - xc) ** 2 * (fb - fa)
-    q = (xb - xa) * (fb - fc) - (xb - xc) * (fb - fa)
-    if q >= 0.0:  # concave or degenerate: no interior minimum
-        return None
-    x = xb - 0.5 * p / q
-    # the parabola's value at its vertex, from the divided differences
-    d1 = (fb - fa) / (xb - xa)
-    d2 = ((fc - fb) / (xc - xb) - d1) / (xc - xa)
-    f = fa + d1 * (x - xa) + d2 * (x - xa) * (x - xb)
-    return x, f
-
-
-def line_search(f: Callable[[float], float], x0: float, step: float, lo: float, hi: float, *,
-                tol: float = LOG_TOLERANCE, flat: float = FLAT_TOLERANCE) -> tuple[float, float]:
-    """Minimize ``f`` on [lo, hi] from ``x0``: bracket with doubling steps, then safeguarded parabolic steps.
-
-    While bracketing, a point replaces the incumbent (at first ``x0``) only if it is lower by more than ``flat``
-    relative: along a flat direction the search stays where it started instead of drifting onto a bound. The
-    refinement stops when the bracket is narrower than ``2·tol`` or flat to ``flat`` across, when the parabola
-    through a bracket narrower than a factor 1.8 predicts less than ``flat`` relative improvement (on wider brackets
-    a vertex that barely moves is replaced by a golden-section step), or after a fixed number of evaluations. A best
-    point on a bound is returned as the bound unless the parabola through the three points nearest it has its
-    vertex between the bound and the next point (then that vertex is evaluated and the search goes on). Returns
-    ``(x, f(x))`` of the incumbent.
-    """
-    values: dict[float, float] = {}
-
-    def at(x: float) -> float:
-        x = min(max(x, lo), hi)
-        if x not in values:
-            values[x] = f(x)
-        return x
-
-    def lower(x: float, than: float) -> bool:
-        return values[x] < values[than] - flat * abs(values[than])
-
-    best = at(x0)
-    width = step
-    for x in (at(x0 - step), at(x0 + step)):
-        if lower(x, best):
-            best = x
-    while len(values) < _MAX_LINE_EVALUATIONS:  # bracket: a higher (or equal) point on each side of the incumbent
-        xs = sorted(values)
-        i = xs.index(best)
-        if (0 < i < len(xs) - 1) or xs[i] in (lo, hi):
-            break
-        width *= 2.0
-        x = at(best - width if i == 0 else best + width)
-        if not lower(x, best):
-            break
-        best = x
-    while len(values) < _MAX_LINE_EVALUATIONS:
-        xs = sorted(values)
-        i = xs.index(best)
-        if i == 0 or i == len(xs) - 1:  # on a bound: is the minimum there, or between the bound and its neighbour?
-            near = xs[:3] if i == 0 else xs[-3:]
-            if len(near) < 3 or abs(near[1] - near[0]) <= 2.0 * tol and abs(near[2] - near[1]) <= 2.0 * tol:
-                break
-            vertex = _vertex(*((x, values[x]) for x in near))
-            inner = xs[1] if i == 0 else xs[-2]
-            if vertex is None or not min(best, inner) < vertex[0] < max(best, inner) \
-                    or abs(inner - best) <= 2.0 * tol:
-                break  # the parabola through the three points nearest the bound has its minimum beyond it
-            x = min(max(vertex[0], min(best, inner) + 0.5 * tol), max(best, inner) - 0.5 * tol)
-            if x in values:
-                break
-            at(x)
-            if values[x] < values[best]:
-                best = x
-            continue
-        a, b, c = xs[i - 1], xs[i], xs[i + 1]
-        settled = flat * abs(values[b])
-        if c - a <= 2.0 * tol or max(values[a], values[c]) - values[b] <= settled:
-            break  # resolved, or flat across the whole bracket
-        vertex = _vertex((a, values[a]), (b, values[b]), (c, values[c]))
-        if c - a <= _LOCAL_BRACKET:  # narrow enough for the parabola to be trusted
-            if vertex is None or values[b] - vertex[1] <= settled:
-                break
-            x = vertex[0]
-        elif vertex is not None and a < vertex[0] < c and abs(vertex[0] - b) >= 0.05 * (c - a):
-            x = vertex[0]  # a wide bracket: the parabola's vertex if it moves meaningfully, else a golden step
-        else:
-            x = b + _GOLDEN * ((c - b) if c - b > b - a else (a - b))
-        # keep new points at least tol/2 from the bracket's points, so every step shrinks the bracket
-        if abs(x - b) < 0.5 * tol:
-            x = b + (0.5 * tol if x >= b else -0.5 * tol)
-        x = min(max(x, a + 0.5 * tol), c - 0.5 * tol)
-        if x in values or not a < x < c:
-            break
-        at(x)
-        if values[x] < values[b]:
-            best = x
-    return best, values[best]
 
 
 # ------------------------------------------------------------------------------------------------------------
