@@ -93,9 +93,9 @@ class Site:
 
 
 def _package_root() -> Path:
-    import privdyn
+    from privdyn._version import package_dir
 
-    return Path(privdyn.__file__).resolve().parent
+    return package_dir().resolve()
 
 
 class _Scanner(ast.NodeVisitor):
