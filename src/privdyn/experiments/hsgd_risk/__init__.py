@@ -49,9 +49,6 @@ Figure 1(a) is χ²_d (the exact law of D² under eq. (10)).
 
 from __future__ import annotations
 
-from privdyn.experiments.hsgd_risk.common import (
-    _QUANTILES as _QUANTILES,
-)
 from privdyn.experiments.hsgd_risk.common import (  # noqa: F401 - every name the module had stays importable
     CLAIM as CLAIM,
 )
@@ -90,27 +87,6 @@ from privdyn.experiments.hsgd_risk.common import (
 )
 from privdyn.experiments.hsgd_risk.common import (
     ReferenceMoments as ReferenceMoments,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _batch_key as _batch_key,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _non_negative_noise as _non_negative_noise,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _PaperSetting as _PaperSetting,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _problem as _problem,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _simulate as _simulate,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _start as _start,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _stream_key as _stream_key,
 )
 from privdyn.experiments.hsgd_risk.common import (
     paper_setting as paper_setting,
