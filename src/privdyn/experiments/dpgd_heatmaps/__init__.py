@@ -27,7 +27,7 @@ beats α = 0 at γ = 0.001; and an independent ODE reference table of minimal ri
 
 from __future__ import annotations
 
-from privdyn.experiments.dpgd_heatmaps.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_heatmaps.common import (  # noqa: F401 - its public names stay importable from the package
     CLAIM as CLAIM,
 )
 from privdyn.experiments.dpgd_heatmaps.common import (
@@ -45,13 +45,13 @@ from privdyn.experiments.dpgd_heatmaps.common import (
 from privdyn.experiments.dpgd_heatmaps.common import (
     RealHeatmapConfig as RealHeatmapConfig,
 )
-from privdyn.experiments.dpgd_heatmaps.fig4 import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_heatmaps.fig4 import (  # noqa: F401 - its public names stay importable from the package
     Fig4 as Fig4,
 )
 from privdyn.experiments.dpgd_heatmaps.real import (
     OUTLIER_FACTOR as OUTLIER_FACTOR,
 )
-from privdyn.experiments.dpgd_heatmaps.real import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_heatmaps.real import (  # noqa: F401 - its public names stay importable from the package
     Fig5 as Fig5,
 )
 from privdyn.experiments.dpgd_heatmaps.real import (

@@ -48,7 +48,7 @@ slopes lie above h and fall as the window moves to smaller γ.
 
 from __future__ import annotations
 
-from privdyn.experiments.dpgd_scaling.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_scaling.common import (  # noqa: F401 - its public names stay importable from the package
     CLAIM as CLAIM,
 )
 from privdyn.experiments.dpgd_scaling.common import (
@@ -84,7 +84,7 @@ from privdyn.experiments.dpgd_scaling.common import (
 from privdyn.experiments.dpgd_scaling.common import (
     optimize_initial_learning_rate as optimize_initial_learning_rate,
 )
-from privdyn.experiments.dpgd_scaling.figures import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_scaling.figures import (  # noqa: F401 - its public names stay importable from the package
     Fig2 as Fig2,
 )
 from privdyn.experiments.dpgd_scaling.figures import (

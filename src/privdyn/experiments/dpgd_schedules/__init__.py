@@ -15,7 +15,7 @@ par" (the paper's words, read off log-scale figures) are made precise by :data:`
 
 from __future__ import annotations
 
-from privdyn.experiments.dpgd_schedules.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_schedules.common import (  # noqa: F401 - its public names stay importable from the package
     ALLOWANCE_MIN_DIMENSION as ALLOWANCE_MIN_DIMENSION,
 )
 from privdyn.experiments.dpgd_schedules.common import (
@@ -30,13 +30,13 @@ from privdyn.experiments.dpgd_schedules.common import (
 from privdyn.experiments.dpgd_schedules.common import (
     TIE_RELATIVE as TIE_RELATIVE,
 )
-from privdyn.experiments.dpgd_schedules.fig7 import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_schedules.fig7 import (  # noqa: F401 - its public names stay importable from the package
     Fig7 as Fig7,
 )
 from privdyn.experiments.dpgd_schedules.fig7 import (
     Fig7Config as Fig7Config,
 )
-from privdyn.experiments.dpgd_schedules.fig8 import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_schedules.fig8 import (  # noqa: F401 - its public names stay importable from the package
     Fig8 as Fig8,
 )
 from privdyn.experiments.dpgd_schedules.fig8 import (

@@ -30,7 +30,7 @@ needs enough runs for its normal approximation).
 
 from __future__ import annotations
 
-from privdyn.experiments.dpgd_trajectory.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_trajectory.common import (  # noqa: F401 - its public names stay importable from the package
     ALLOWANCE_MIN_DIM as ALLOWANCE_MIN_DIM,
 )
 from privdyn.experiments.dpgd_trajectory.common import (
@@ -54,7 +54,7 @@ from privdyn.experiments.dpgd_trajectory.common import (
 from privdyn.experiments.dpgd_trajectory.common import (
     reference_risk_ode as reference_risk_ode,
 )
-from privdyn.experiments.dpgd_trajectory.fig1 import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_trajectory.fig1 import (  # noqa: F401 - its public names stay importable from the package
     Fig1 as Fig1,
 )
 

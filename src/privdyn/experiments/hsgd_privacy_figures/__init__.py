@@ -65,7 +65,7 @@ multiplier σ/c, contraction 1 − ηδ, n steps, sensitivity 2c, the position-m
 
 from __future__ import annotations
 
-from privdyn.experiments.hsgd_privacy_figures.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.hsgd_privacy_figures.common import (  # noqa: F401 - its public names stay importable from the package
     CLAIM as CLAIM,
 )
 from privdyn.experiments.hsgd_privacy_figures.common import (
@@ -104,13 +104,13 @@ from privdyn.experiments.hsgd_privacy_figures.common import (
 from privdyn.experiments.hsgd_privacy_figures.common import (
     observed_dataset as observed_dataset,
 )
-from privdyn.experiments.hsgd_privacy_figures.fig1b import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.hsgd_privacy_figures.fig1b import (  # noqa: F401 - its public names stay importable from the package
     Fig1b as Fig1b,
 )
-from privdyn.experiments.hsgd_privacy_figures.fig2b import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.hsgd_privacy_figures.fig2b import (  # noqa: F401 - its public names stay importable from the package
     Fig2b as Fig2b,
 )
-from privdyn.experiments.hsgd_privacy_figures.fig3 import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.hsgd_privacy_figures.fig3 import (  # noqa: F401 - its public names stay importable from the package
     Fig3a as Fig3a,
 )
 from privdyn.experiments.hsgd_privacy_figures.fig3 import (

@@ -63,7 +63,7 @@ from privdyn.experiments.kan_identities.common import (
 from privdyn.experiments.kan_identities.common import (
     UNIT_ROUNDOFF as UNIT_ROUNDOFF,
 )
-from privdyn.experiments.kan_identities.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_identities.common import (  # noqa: F401 - its public names stay importable from the package
     ActivationName as ActivationName,
 )
 from privdyn.experiments.kan_identities.common import (
@@ -72,13 +72,13 @@ from privdyn.experiments.kan_identities.common import (
 from privdyn.experiments.kan_identities.common import (
     load_pool as load_pool,
 )
-from privdyn.experiments.kan_identities.identities import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_identities.identities import (  # noqa: F401 - its public names stay importable from the package
     Identities as Identities,
 )
 from privdyn.experiments.kan_identities.identities import (
     IdentitiesConfig as IdentitiesConfig,
 )
-from privdyn.experiments.kan_identities.stability import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_identities.stability import (  # noqa: F401 - its public names stay importable from the package
     Stability as Stability,
 )
 from privdyn.experiments.kan_identities.stability import (

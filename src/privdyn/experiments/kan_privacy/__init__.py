@@ -33,7 +33,7 @@ from privdyn.experiments.kan_privacy.calibration import (
 from privdyn.experiments.kan_privacy.calibration import (
     F12_CONSTANTS as F12_CONSTANTS,
 )
-from privdyn.experiments.kan_privacy.calibration import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_privacy.calibration import (  # noqa: F401 - its public names stay importable from the package
     Calibration as Calibration,
 )
 from privdyn.experiments.kan_privacy.calibration import (
@@ -45,7 +45,7 @@ from privdyn.experiments.kan_privacy.calibration import (
 from privdyn.experiments.kan_privacy.calibration import (
     reference_noise_multiplier_f12 as reference_noise_multiplier_f12,
 )
-from privdyn.experiments.kan_privacy.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_privacy.common import (  # noqa: F401 - its public names stay importable from the package
     CLAIM as CLAIM,
 )
 from privdyn.experiments.kan_privacy.common import (
@@ -60,7 +60,7 @@ from privdyn.experiments.kan_privacy.common import (
 from privdyn.experiments.kan_privacy.fig1_right import (
     MIN_COORDINATES as MIN_COORDINATES,
 )
-from privdyn.experiments.kan_privacy.fig1_right import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_privacy.fig1_right import (  # noqa: F401 - its public names stay importable from the package
     CumulativeNoiseConfig as CumulativeNoiseConfig,
 )
 from privdyn.experiments.kan_privacy.fig1_right import (

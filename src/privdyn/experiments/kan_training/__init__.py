@@ -50,7 +50,7 @@ invariant only where every condition of the lemma holds, else a finding with the
 
 from __future__ import annotations
 
-from privdyn.experiments.kan_training.bounds import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_training.bounds import (  # noqa: F401 - its public names stay importable from the package
     Bounds as Bounds,
 )
 from privdyn.experiments.kan_training.common import (
@@ -68,7 +68,7 @@ from privdyn.experiments.kan_training.common import (
 from privdyn.experiments.kan_training.common import (
     REFERENCE_STEPS as REFERENCE_STEPS,
 )
-from privdyn.experiments.kan_training.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_training.common import (  # noqa: F401 - its public names stay importable from the package
     ActivationName as ActivationName,
 )
 from privdyn.experiments.kan_training.common import (
@@ -89,7 +89,7 @@ from privdyn.experiments.kan_training.common import (
 from privdyn.experiments.kan_training.common import (
     t_interval as t_interval,
 )
-from privdyn.experiments.kan_training.fig1_left import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_training.fig1_left import (  # noqa: F401 - its public names stay importable from the package
     Fig1Left as Fig1Left,
 )
 
