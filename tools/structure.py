@@ -31,8 +31,11 @@ document, of:
     graph (folder A -> folder B when a file of A imports a file of B; a subpackage is its own folder, and each module
     directly in ``src/privdyn`` its own node): its strongly connected components of more than one node, the folders
     that depend on each other.
-(d) **private re-exports of the paper packages**: the underscore names that the ``__init__.py`` of each package
-    named after a paper key (``langevin``, ``hsgd``, ``dpgd``, ``kan``) imports from its modules. Of these, "used
+(d) **private re-exports of the packages**: the underscore names that the ``__init__.py`` of each package imports
+    and does not use itself (an underscore module that the ``__init__`` calls, as ``_lazy.attach(...)``, is its own
+    helper, not a re-export), counted for every package and, separately, for the packages named after a paper key
+    (``langevin``, ``hsgd``, ``dpgd``, ``kan``); the table lists every package with one and every paper package. Of
+    these, "used
     through the package" counts names some other file (``src``, ``tests``, ``benchmarks``, ``tools``,
     ``examples``) takes from the package itself (``from P import _x``, ``alias._x`` on a name bound to ``P``, or a
     string ``"P._x"``, as in ``monkeypatch.setattr``); "named outside its folder" counts names that occur (as a
@@ -96,7 +99,7 @@ class Report:
     circles_with_lazy_imports: list[list[str]]
     folder_circles_module_level: list[dict[str, list[str]]]
     folder_circles_with_lazy_imports: list[dict[str, list[str]]]
-    paper_reexports: list[dict[str, object]]
+    private_reexports: list[dict[str, object]]
     samplers: list[dict[str, object]]
     delta_checks: list[dict[str, object]]
 
@@ -376,19 +379,28 @@ def _through_package(uses: _Uses, package: str, name: str) -> bool:
     return any((value, name) in uses.attributes for value in bound)
 
 
-def _paper_reexports(modules: dict[str, Path], trees: dict[Path, ast.AST]) -> list[dict[str, object]]:
+def _own_names(tree: ast.AST) -> set[str]:
+    """The names a module refers to outside its import statements."""
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+def _private_reexports(modules: dict[str, Path], trees: dict[Path, ast.AST]) -> list[dict[str, object]]:
     uses = {path: _uses(tree) for path, tree in trees.items()}
     rows: list[dict[str, object]] = []
     for package in sorted(modules):
-        if package.rpartition(".")[2] not in PAPER_KEYS or not _is_package(package, modules):
+        if not _is_package(package, modules):
             continue
         init = modules[package]
+        own = _own_names(trees[init])
         private: list[tuple[str, Path | None]] = []
         for node in ast.walk(trees[init]):
             if isinstance(node, ast.ImportFrom):
                 source = modules.get(node.module or "") if not node.level else None
                 private.extend((alias.asname or alias.name, source) for alias in node.names
-                               if _private(alias.asname or alias.name))
+                               if _private(alias.asname or alias.name) and (alias.asname or alias.name) not in own)
+        paper = package.rpartition(".")[2] in PAPER_KEYS
+        if not private and not paper:
+            continue
         through: list[str] = []
         nowhere: list[str] = []
         outside: list[str] = []
@@ -401,10 +413,10 @@ def _paper_reexports(modules: dict[str, Path], trees: dict[Path, ast.AST]) -> li
                 nowhere.append(name)
             if any(name in uses[path].names for path in others if path not in inside):
                 outside.append(name)
-        rows.append({"package": package, "private_reexports": len(private), "used_through_package": len(through),
-                     "used_outside_package": len(outside), "used_nowhere_else": len(nowhere),
-                     "taken_from_package": sorted(through), "used_outside": sorted(outside),
-                     "unused": sorted(nowhere)})
+        rows.append({"package": package, "paper": paper, "private_reexports": len(private),
+                     "used_through_package": len(through), "used_outside_package": len(outside),
+                     "used_nowhere_else": len(nowhere), "taken_from_package": sorted(through),
+                     "used_outside": sorted(outside), "unused": sorted(nowhere)})
     return rows
 
 
@@ -476,7 +488,8 @@ def build_report(root: Path) -> Report:
     circles_lazy = _cross_folder_circles(edges, modules, {"module", "function"})
     folder_circles = _folder_circles(edges, modules, {"module"}, root)
     folder_circles_lazy = _folder_circles(edges, modules, {"module", "function"}, root)
-    paper = _paper_reexports(modules, trees)
+    reexports = _private_reexports(modules, trees)
+    paper = [row for row in reexports if row["paper"]]
     samplers, delta_checks = _vocabulary(root, modules, trees)
     counts = {
         "modules": len(modules),
@@ -487,15 +500,16 @@ def build_report(root: Path) -> Report:
         "circles_with_lazy_imports": len(circles_lazy),
         "folder_circles_module_level": len(folder_circles),
         "folder_circles_with_lazy_imports": len(folder_circles_lazy),
+        "private_reexports": sum(int(str(p["private_reexports"])) for p in reexports),
+        "private_reexports_used_through_package": sum(int(str(p["used_through_package"])) for p in reexports),
+        "private_reexports_used_outside_package": sum(int(str(p["used_outside_package"])) for p in reexports),
+        "private_reexports_used_nowhere_else": sum(int(str(p["used_nowhere_else"])) for p in reexports),
         "paper_private_reexports": sum(int(str(p["private_reexports"])) for p in paper),
-        "paper_private_reexports_used_through_package": sum(int(str(p["used_through_package"])) for p in paper),
-        "paper_private_reexports_used_outside_package": sum(int(str(p["used_outside_package"])) for p in paper),
-        "paper_private_reexports_used_nowhere_else": sum(int(str(p["used_nowhere_else"])) for p in paper),
         "samplers_definitions": len(samplers),
         "delta_range_checks": len(delta_checks),
     }
-    return Report(counts, private_imports, upward, circles, circles_lazy, folder_circles, folder_circles_lazy, paper,
-                  samplers, delta_checks)
+    return Report(counts, private_imports, upward, circles, circles_lazy, folder_circles, folder_circles_lazy,
+                  reexports, samplers, delta_checks)
 
 
 _LABELS = {
@@ -507,10 +521,11 @@ _LABELS = {
     "circles_with_lazy_imports": "(c) circles between folders, with function-level imports",
     "folder_circles_module_level": "(c) circles of the folder graph, module-level imports",
     "folder_circles_with_lazy_imports": "(c) circles of the folder graph, with function-level imports",
-    "paper_private_reexports": "(d) private names re-exported by the paper packages' __init__",
-    "paper_private_reexports_used_through_package": "(d)   taken from the package by another file",
-    "paper_private_reexports_used_outside_package": "(d)   named in a file outside the package's folder",
-    "paper_private_reexports_used_nowhere_else": "(d)   named in no file but the __init__ and its module",
+    "private_reexports": "(d) private names re-exported by a package's __init__ (all packages)",
+    "private_reexports_used_through_package": "(d)   taken from the package by another file",
+    "private_reexports_used_outside_package": "(d)   named in a file outside the package's folder",
+    "private_reexports_used_nowhere_else": "(d)   named in no file but the __init__ and its module",
+    "paper_private_reexports": "(d) of them, re-exported by the paper packages' __init__",
     "samplers_definitions": "(e) definitions of SAMPLERS (heuristic)",
     "delta_range_checks": "(e) delta range checks (heuristic)",
 }
@@ -540,10 +555,10 @@ def _table(report: Report) -> str:
         for circle in folder_circles:
             lines.append(f"  {len(circle['folders'])} folders: {', '.join(circle['folders'])}")
             lines += [f"    {line}" for line in circle["imports"]]
-    lines.append("\n(d) paper packages: private re-exports / taken from the package / named outside its folder / "
-                 "named nowhere else")
-    lines += [f"  {p['package']}: {p['private_reexports']} / {p['used_through_package']} / "
-              f"{p['used_outside_package']} / {p['used_nowhere_else']}" for p in report.paper_reexports]
+    lines.append("\n(d) packages (* a paper package): private re-exports / taken from the package / named outside its "
+                 "folder / named nowhere else")
+    lines += [f"  {p['package']}{' *' if p['paper'] else ''}: {p['private_reexports']} / {p['used_through_package']} / "
+              f"{p['used_outside_package']} / {p['used_nowhere_else']}" for p in report.private_reexports]
     lines.append("\n(e) SAMPLERS definitions")
     lines += [f"  {s['file']}:{s['line']} {s['contents']}" for s in report.samplers]
     lines.append("\n(e) delta range checks")

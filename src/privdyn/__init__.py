@@ -40,12 +40,9 @@ __all__ = ["__version__", *_public]
 
 def __getattr__(name: str) -> object:
     if name == "__version__":  # importlib.metadata is itself slow to import: look the version up on first use
-        from importlib.metadata import PackageNotFoundError, version
+        from privdyn._version import version
 
-        try:
-            value = version("privdyn")
-        except PackageNotFoundError:  # running from a source tree that was not installed
-            value = "0+unknown"
+        value = version()
         globals()["__version__"] = value
         return value
     return _getattr(name)

@@ -48,9 +48,9 @@ class _Usage(Exception):
 
 def _print_version(value: bool) -> None:
     if value:
-        import privdyn
+        from privdyn._version import version
 
-        typer.echo(f"privdyn {privdyn.__version__}")
+        typer.echo(f"privdyn {version()}")
         raise typer.Exit(EXIT_OK)
 
 

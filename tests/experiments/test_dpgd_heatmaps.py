@@ -9,6 +9,8 @@ import pytest
 from privdyn.dynamics.dpgd import isotropic_risk_ode
 from privdyn.experiments import dpgd_heatmaps as hm
 from privdyn.experiments import registry
+from privdyn.experiments.dpgd_heatmaps.common import _final_noise_check, _Heatmap, _minimum_region_check, _Panel
+from privdyn.experiments.dpgd_heatmaps.real import _RealHeatmaps
 from privdyn.runs import runner
 from privdyn.runs.config import ConfigError, apply_overrides
 from privdyn.schedules import Polynomial
@@ -96,7 +98,7 @@ def test_fig4_run_blocks_do_not_change_runs():
 def test_fig4_checks_can_fail():
     """The spec-table claim fails on a wrong minimum; the final-jump invariant fails when the jump is 2× too big."""
     config = hm.Fig4Config()
-    panel = hm._Panel(1, 0.01, 0.0)
+    panel = _Panel(1, 0.01, 0.0)
     wrong = hm.Fig4._spec_table_check(config, panel, {"refined_minimum": 0.052, "final_private_risk": [[0.06]],
                                                       "refined_evaluations": 10})
     assert wrong.passed is False and "not reproduced" in wrong.note
@@ -115,11 +117,11 @@ def test_fig4_checks_can_fail():
     (unit,) = [u for u in experiment.units(small) if u.params["method"] == "simulation"]
     out = experiment.compute_unit(small, unit, seed=1)
     final, before = np.array(out["final_private_risk"]), np.array(out["risk_before_final_noise"])
-    heatmap = hm._Heatmap(hm._Panel(1, 0.05, 0.0), out["n"], out["d"], final, before, out)
-    good = hm._final_noise_check(small, heatmap, trace=50.0, trace_sq=50.0, gradient_bound=None)
+    heatmap = _Heatmap(_Panel(1, 0.05, 0.0), out["n"], out["d"], final, before, out)
+    good = _final_noise_check(small, heatmap, trace=50.0, trace_sq=50.0, gradient_bound=None)
     assert good.passed is True
-    inflated = hm._Heatmap(heatmap.panel, out["n"], out["d"], before + 2.0 * (final - before), before, out)
-    assert hm._final_noise_check(small, inflated, trace=50.0, trace_sq=50.0, gradient_bound=None).passed is False
+    inflated = _Heatmap(heatmap.panel, out["n"], out["d"], before + 2.0 * (final - before), before, out)
+    assert _final_noise_check(small, inflated, trace=50.0, trace_sq=50.0, gradient_bound=None).passed is False
 
 
 def test_qualitative_claims_fail_with_a_note():
@@ -130,12 +132,12 @@ def test_qualitative_claims_fail_with_a_note():
     risk[3, 1] = 0.01  # minimum at c = 3
     risk[0, 2], risk[1, 1], risk[2, 2] = 0.1, 0.1, 0.1  # row products 0.1, 0.3, 5: not parallel
     runs = np.repeat(risk.reshape(16, 1), 3, axis=1) + np.array([0.0, 1e-3, -1e-3])
-    heatmap = hm._Heatmap(hm._Panel(1, 0.01, 0.0), 10_000, 100, runs, runs, {})
-    region = hm._minimum_region_check(config, heatmap, "risk")
+    heatmap = _Heatmap(_Panel(1, 0.01, 0.0), 10_000, 100, runs, runs, {})
+    region = _minimum_region_check(config, heatmap, "risk")
     assert region.passed is False and "not reproduced" in region.note and region.measured["clip"] == 3.0
     valley = hm.Fig4._valley_check(config, heatmap, risk, 1.0)
     assert valley.passed is False and valley.measured == pytest.approx(10.0) and "not reproduced" in valley.note
-    parallel = hm._RealHeatmaps._valley_parallel_check(config, heatmap, risk)
+    parallel = _RealHeatmaps._valley_parallel_check(config, heatmap, risk)
     assert parallel.passed is False
 
 

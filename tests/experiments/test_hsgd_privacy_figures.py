@@ -9,6 +9,8 @@ import pytest
 from privdyn.data.hsgd_design import gaussian_design, hsgd_problem
 from privdyn.experiments import hsgd_privacy_figures as figs
 from privdyn.experiments import registry
+from privdyn.experiments.hsgd_privacy_figures.common import _curve_checks
+from privdyn.experiments.hsgd_privacy_figures.fig1b import _random_pairs
 from privdyn.experiments.hsgd_risk import paper_setting
 from privdyn.privacy import hsgd as priv
 from privdyn.runs import runner
@@ -223,7 +225,7 @@ def test_curve_invariant_fails_when_the_engine_is_wrong(monkeypatch):
 
     monkeypatch.setattr(priv, "rdp_epsilon", wrong)
     out = experiment.compute_unit(config, experiment.units(config)[0], seed=0)
-    checks = {c.name.split()[0]: c for c in figs._curve_checks("t", config, out)}
+    checks = {c.name.split()[0]: c for c in _curve_checks("t", config, out)}
     assert checks["rdp_epsilon_matches_reference"].passed is False
     assert checks["gaussian_mechanism_oracle"].passed is True
 
@@ -233,7 +235,7 @@ def test_secret_initialization_makes_the_oracle_not_applicable():
     config = apply_overrides(experiment.config(quick=True), {"d": 40, "n": 80, "record_every": 20,
                                                              "x0_policy": "random_secret"})
     unit = next(u for u in experiment.units(config) if u.params["method"] == "volterra")
-    checks = figs._curve_checks("t", config, experiment.compute_unit(config, unit, seed=1))
+    checks = _curve_checks("t", config, experiment.compute_unit(config, unit, seed=1))
     by_name = {c.name.split()[0]: c for c in checks}
     assert by_name["gaussian_mechanism_oracle"].passed is None
     assert all(c.passed for c in checks if c.passed is not None)
@@ -254,7 +256,7 @@ def test_full_configs_are_the_papers_setting():
 
 
 def test_random_pairs_are_distinct_ordered_pairs():
-    index = figs._random_pairs(30, 200, seed=0, d=10)
+    index = _random_pairs(30, 200, seed=0, d=10)
     assert index.shape == (200, 2) and np.all(index[:, 0] != index[:, 1])
     assert len({tuple(p) for p in index.tolist()}) == 200 and index.min() >= 0 and index.max() < 30
 

@@ -30,7 +30,14 @@ _FILES = {
         def _helper():
             return hidden()
     """,
-    "src/privdyn/c/__init__.py": "THING = 1\n",
+    # c's __init__ calls its private helper (not a re-export) and re-exports one private name of its module
+    "src/privdyn/c/__init__.py": """
+        from privdyn import _check
+        from privdyn.c.user import _late as _late
+
+        THING = 1
+        _check.in_range(0.0, 2.0, value=THING)
+    """,
     # the planted private imports (one at module level, one lazy) and the other half of the circle
     "src/privdyn/c/user.py": """
         from privdyn.a import b
@@ -39,6 +46,8 @@ _FILES = {
         def late():
             from privdyn.a.b import _helper
             return _helper() + hidden() + b.__name__.count("a")
+
+        _late = late
     """,
     # upward: a file of c's subpackage takes a name of c's __init__
     "src/privdyn/c/sub/__init__.py": "",
@@ -106,10 +115,17 @@ def test_a_planted_repository_is_measured_exactly(planted: Path) -> None:
     assert report.circles_module_level == [["privdyn.a.b", "privdyn.c.user"]]
     assert report.circles_with_lazy_imports == [["privdyn.a.b", "privdyn.c.user"]]
     assert [c["folders"] for c in report.folder_circles_module_level] == [["src/privdyn/a", "src/privdyn/c"]]
-    # (d) two private re-exports, one taken from the package by a test, one named nowhere else
-    assert report.paper_reexports == [{
-        "package": "privdyn.dpgd", "private_reexports": 2, "used_through_package": 1, "used_outside_package": 1,
-        "used_nowhere_else": 1, "taken_from_package": ["_used"], "used_outside": ["_used"], "unused": ["_unused"]}]
+    # (d) the paper package's two private re-exports, one taken from the package by a test, one named nowhere else;
+    # c's one (named nowhere else), not its own helper _check; a has none and is not a paper package: no row
+    assert report.private_reexports == [{
+        "package": "privdyn.c", "paper": False, "private_reexports": 1, "used_through_package": 0,
+        "used_outside_package": 0, "used_nowhere_else": 1, "taken_from_package": [], "used_outside": [],
+        "unused": ["_late"]}, {
+        "package": "privdyn.dpgd", "paper": True, "private_reexports": 2, "used_through_package": 1,
+        "used_outside_package": 1, "used_nowhere_else": 1, "taken_from_package": ["_used"], "used_outside": ["_used"],
+        "unused": ["_unused"]}]
+    assert counts["private_reexports"] == 3 and counts["paper_private_reexports"] == 2
+    assert counts["private_reexports_used_through_package"] == 1 and counts["private_reexports_used_nowhere_else"] == 2
     # (e) two SAMPLERS, two delta range checks (the call and the chained comparison; not "delta != 0.0")
     assert [(s["file"], s["contents"]) for s in report.samplers] == [
         ("src/privdyn/c/sub/x.py", ["poisson", "fixed_size"]), ("src/privdyn/dpgd/core.py", ["poisson"])]
@@ -148,4 +164,6 @@ def test_the_report_of_this_repository_is_well_formed() -> None:
         assert (_REPO / str(row["file"])).is_file() and int(str(row["line"])) > 0
     assert report.counts["private_cross_package_imports"] == len(report.private_imports)
     assert report.counts["delta_range_checks"] == len(report.delta_checks)
-    assert {row["package"].rpartition(".")[2] for row in report.paper_reexports} <= set(structure.PAPER_KEYS)
+    assert all(row["paper"] == (row["package"].rpartition(".")[2] in structure.PAPER_KEYS)
+               for row in report.private_reexports)
+    assert all(row["paper"] or row["private_reexports"] > 0 for row in report.private_reexports)

@@ -53,8 +53,8 @@ NOT_PRIVACY_NOISE: dict[str, str] = {
     "plan/_langevin.py::LangevinPlan.simulate": "draws the plan's verification dataset (its noise is noisy_gd's)",
     "plan/_dpsgd.py::DPSGDPlan.simulate": "the plan's utility check runs DPSGD with the plan's noise scale (the "
                                           "noise is DPSGD's own stream, audited through DPSGD)",
-    "algorithms/noisy_sgd.py::simulate_hsgd": "the homogenized-SGD diffusion (a theory's approximation), not a "
-                                              "private mechanism",
+    "algorithms/homogenized_sgd.py": "the homogenized-SGD diffusion (a theory's approximation), not a private "
+                                     "mechanism",
     "plan/_dpgd.py::_prediction": "parametric redraws around the planning share's already released sums, for the "
                                   "prediction's interval: post-processing of a release (the release's own noise is "
                                   "release_statistics', a site)",
@@ -93,9 +93,9 @@ class Site:
 
 
 def _package_root() -> Path:
-    import privdyn
+    from privdyn._version import package_dir
 
-    return Path(privdyn.__file__).resolve().parent
+    return package_dir().resolve()
 
 
 class _Scanner(ast.NodeVisitor):

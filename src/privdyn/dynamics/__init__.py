@@ -2,7 +2,7 @@
 
 No simulation and no I/O here. Every public name is importable from here (``from privdyn.dynamics import
 solve_risk_ode, volterra_risk``); the modules stay importable as namespaces (``privdyn.dynamics.dpgd``,
-``privdyn.dynamics.hsgd``, ``privdyn.dynamics.scaling``).
+``privdyn.dynamics.hsgd``, ``privdyn.dynamics.scaling``, ``privdyn.dynamics.closed_forms``).
 """
 
 from __future__ import annotations
@@ -22,24 +22,32 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "volterra_dense_reference", "volterra_risk",
     ),
     "scaling": (
-        "Theorem4Case", "constant_noise_surrogate_risk", "critical_privacy_exponent", "exponent_terms",
-        "generalized_exponential_integral", "harmonic_rate", "harmonic_surrogate_risk", "large_clip_rate",
-        "limiting_scaling_exponent", "log_correction", "loglog_rate", "minimax_lower_bound",
-        "output_perturbation_surrogate_risk", "polynomial_rate", "polynomial_surrogate_risk",
+        "Theorem4Case", "critical_privacy_exponent", "exponent_terms", "harmonic_rate", "large_clip_rate",
+        "limiting_scaling_exponent", "log_correction", "loglog_rate", "minimax_lower_bound", "polynomial_rate",
         "privacy_threshold_exponent", "scaling_exponent", "theorem2_parameters", "theorem4_case",
+    ),
+    "closed_forms": (
+        "constant_noise_surrogate_risk", "generalized_exponential_integral", "harmonic_surrogate_risk",
+        "output_perturbation_surrogate_risk", "polynomial_surrogate_risk",
     ),
 }
 _ALIASES: dict[str, tuple[str, str]] = {
     "DPGD_ODE_METHODS": ("dpgd", "METHODS"),
 }
-_SUBMODULES = ("dpgd", "hsgd", "scaling")
+_SUBMODULES = ("closed_forms", "dpgd", "hsgd", "scaling")
 
 __getattr__, __dir__, __all__ = _lazy.attach(__name__, _EXPORTS, aliases=_ALIASES, submodules=_SUBMODULES)
 
 if TYPE_CHECKING:
+    from privdyn.dynamics import closed_forms as closed_forms
     from privdyn.dynamics import dpgd as dpgd
     from privdyn.dynamics import hsgd as hsgd
     from privdyn.dynamics import scaling as scaling
+    from privdyn.dynamics.closed_forms import constant_noise_surrogate_risk as constant_noise_surrogate_risk
+    from privdyn.dynamics.closed_forms import generalized_exponential_integral as generalized_exponential_integral
+    from privdyn.dynamics.closed_forms import harmonic_surrogate_risk as harmonic_surrogate_risk
+    from privdyn.dynamics.closed_forms import output_perturbation_surrogate_risk as output_perturbation_surrogate_risk
+    from privdyn.dynamics.closed_forms import polynomial_surrogate_risk as polynomial_surrogate_risk
     from privdyn.dynamics.dpgd import METHODS as DPGD_ODE_METHODS  # noqa: F401 - re-exported under this name
     from privdyn.dynamics.dpgd import ODESolverError as ODESolverError
     from privdyn.dynamics.dpgd import RiskTrajectory as RiskTrajectory
@@ -64,20 +72,15 @@ if TYPE_CHECKING:
     from privdyn.dynamics.hsgd import volterra_dense_reference as volterra_dense_reference
     from privdyn.dynamics.hsgd import volterra_risk as volterra_risk
     from privdyn.dynamics.scaling import Theorem4Case as Theorem4Case
-    from privdyn.dynamics.scaling import constant_noise_surrogate_risk as constant_noise_surrogate_risk
     from privdyn.dynamics.scaling import critical_privacy_exponent as critical_privacy_exponent
     from privdyn.dynamics.scaling import exponent_terms as exponent_terms
-    from privdyn.dynamics.scaling import generalized_exponential_integral as generalized_exponential_integral
     from privdyn.dynamics.scaling import harmonic_rate as harmonic_rate
-    from privdyn.dynamics.scaling import harmonic_surrogate_risk as harmonic_surrogate_risk
     from privdyn.dynamics.scaling import large_clip_rate as large_clip_rate
     from privdyn.dynamics.scaling import limiting_scaling_exponent as limiting_scaling_exponent
     from privdyn.dynamics.scaling import log_correction as log_correction
     from privdyn.dynamics.scaling import loglog_rate as loglog_rate
     from privdyn.dynamics.scaling import minimax_lower_bound as minimax_lower_bound
-    from privdyn.dynamics.scaling import output_perturbation_surrogate_risk as output_perturbation_surrogate_risk
     from privdyn.dynamics.scaling import polynomial_rate as polynomial_rate
-    from privdyn.dynamics.scaling import polynomial_surrogate_risk as polynomial_surrogate_risk
     from privdyn.dynamics.scaling import privacy_threshold_exponent as privacy_threshold_exponent
     from privdyn.dynamics.scaling import scaling_exponent as scaling_exponent
     from privdyn.dynamics.scaling import theorem2_parameters as theorem2_parameters

@@ -25,6 +25,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from privdyn.plan import families
+
 if TYPE_CHECKING:
     from privdyn.plan._account import DPSGDAccount, dpsgd_account
     from privdyn.plan._budget import zcdp_for_epsilon as zcdp_for_epsilon
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["Plan", "Alternative", "ParetoFront", "Verification", "FAMILIES", "dpgd", "langevin", "hsgd", "dpsgd",
            "plan", "dpsgd_account", "DPSGDAccount"]
 
-FAMILIES = ("dpgd", "langevin", "hsgd", "dpsgd")
+FAMILIES = families.FAMILIES
 """The families privdyn can plan; ``privdyn.plan.<family>`` is each one's planning function."""
 _TYPES = ("Plan", "Alternative", "ParetoFront", "Verification")
 _FROM: dict[str, tuple[str, str]] = {
@@ -61,7 +63,7 @@ and loaded on first use; not in ``__all__``: users get plans from the planning f
 
 def __getattr__(name: str) -> Any:
     if name in FAMILIES:
-        return getattr(importlib.import_module(f"{__name__}._{name}"), name)
+        return families.planning_function(name)
     if name in _TYPES:
         return getattr(importlib.import_module(f"{__name__}._plan"), name)
     if name in _FROM:
@@ -78,8 +80,5 @@ def __dir__() -> list[str]:
 
 def plan(family: str, **options: Any) -> Plan:
     """``privdyn.plan.<family>(**options)``: the plan of one family by name (one of :data:`FAMILIES`)."""
-    if not (isinstance(family, str) and family in FAMILIES):
-        raise ValueError(f"family must be one of {', '.join(FAMILIES)}; got family={family!r}.")
-    function = __getattr__(family)
-    result: Plan = function(**options)
+    result: Plan = families.planning_function(family)(**options)
     return result

@@ -22,8 +22,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privdyn import _check
-from privdyn.plan import FAMILIES
 from privdyn.plan._budget import PrivacyStatement
+from privdyn.plan.families import FAMILIES
 
 __all__ = ["Alternative", "Verification", "ParetoFront", "Plan", "FAMILIES", "json_ready"]
 
@@ -216,7 +216,7 @@ class Plan(abc.ABC):
     def to_json(self, *, pareto_front: ParetoFront | None = None,
                 verification: Verification | None = None) -> dict[str, object]:
         """The plan as one JSON-ready dictionary (ARCHITECTURE.md vocabulary; arrays as lists)."""
-        from privdyn import __version__
+        from privdyn._version import version
 
         out: dict[str, Any] = {"family": self.family, **dict(self.hyperparameters),
                                "predicted_risk": self.predicted_risk, "quantity": self.quantity,
@@ -234,7 +234,7 @@ class Plan(abc.ABC):
             out["prediction"] = dict(prediction)
         out["pareto_front"] = None if pareto_front is None else pareto_front.to_json()
         out["verification"] = None if verification is None else verification.to_json()
-        out["privdyn_version"] = __version__
+        out["privdyn_version"] = version()
         return json_ready(out)
 
     def summary(self) -> str:

@@ -18,7 +18,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 from typer.exceptions import TyperException
 
-from privdyn.plan import FAMILIES
+from privdyn.plan.families import FAMILIES, planning_function
 
 __all__ = ["plan_app", "PlanUsageError"]
 
@@ -103,8 +103,6 @@ def _plan(family: str, options: dict[str, Any]) -> None:
     """Plan ``family`` from the options of its sub-command (parameter name -> value) and print or write the plan."""
     import warnings
 
-    import privdyn.plan as planner
-
     options = dict(options)
     run = {key: options.pop(key) for key in RUN_OPTIONS}
     json_output, out, verify, seed, pareto, quiet = (run[key] for key in RUN_OPTIONS)
@@ -116,7 +114,7 @@ def _plan(family: str, options: dict[str, Any]) -> None:
         raise PlanUsageError(f"--seed must be a non-negative integer; got {seed}.")
     if out is not None and out.exists() and not out.is_dir():
         raise PlanUsageError(f"--out must be a directory; {str(out)!r} is a file.")
-    function = getattr(planner, family)
+    function = planning_function(family)
     accepted = inspect.signature(function).parameters
     kwargs: dict[str, Any] = {_RENAMED.get(name, name): str(value) if isinstance(value, Path) else value
                               for name, value in options.items() if value is not None and value is not False

@@ -71,9 +71,9 @@ def _environment() -> Any:
 
 def render(report: Report) -> str:
     """The report as one HTML document."""
-    import privdyn
+    from privdyn._version import version
 
-    return str(_environment().get_template("report.html.j2").render(report=report, version=privdyn.__version__))
+    return str(_environment().get_template("report.html.j2").render(report=report, version=version()))
 
 
 def write_report(directory: Path) -> Path:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-import privdyn
+from privdyn._version import package_dir, version
 from privdyn.runs.base import Unit
 from privdyn.runs.outputs import atomic_write_text
 
@@ -37,7 +37,7 @@ CACHE_FORMAT = 1
 @functools.lru_cache(maxsize=1)
 def source_hash() -> str:
     """SHA-256 over the installed privdyn package's source files (relative path and bytes of every ``.py``)."""
-    return tree_hash(Path(privdyn.__file__).resolve().parent)
+    return tree_hash(package_dir().resolve())
 
 
 def tree_hash(root: Path) -> str:
@@ -118,7 +118,7 @@ class UnitCache:
     def __init__(self, directory: Path, *, experiment: str, seed: int, quick: bool) -> None:
         self.directory = Path(directory)
         self._fields = {"format": CACHE_FORMAT, "experiment": experiment, "seed": int(seed), "quick": bool(quick),
-                        "privdyn": privdyn.__version__, "source": source_hash()}
+                        "privdyn": version(), "source": source_hash()}
 
     def key(self, unit: Unit, unit_config: Mapping[str, Any]) -> str:
         identity = {**self._fields, "unit_key": unit.key, "unit_params": dict(unit.params),

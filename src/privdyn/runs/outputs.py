@@ -157,11 +157,11 @@ def environment() -> dict[str, Any]:
     import numpy
     import scipy
 
-    import privdyn
+    from privdyn._version import package_dir, version
 
     return {
-        "privdyn": privdyn.__version__,
-        **source_revision(Path(privdyn.__file__).parent, version=privdyn.__version__, direct_url=_direct_url()),
+        "privdyn": version(),
+        **source_revision(package_dir(), version=version(), direct_url=_direct_url()),
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "scipy": scipy.__version__,

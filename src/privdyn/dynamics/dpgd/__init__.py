@@ -1,4 +1,4 @@
-"""The dpgd deterministic equivalent: clipping factors, the risk ODE, its sandwich bounds, the homogenized SDE.
+"""The dpgd deterministic equivalent: clipping factors, the risk ODE, its sandwich bounds.
 
 Bombari, Luo, Seroussi, Mondelli, *High-Dimensional Private Linear Regression with Optimal Rates*, arXiv 2505.16329
 (v2). One-pass clipped DP-GD on Gaussian linear regression (clip threshold C_clip = c√d, steps η_k = η̃(k/n)/n,
@@ -29,8 +29,8 @@ Solvers (``method``):
   Jacobian: the reference the tests compare against (slow for large m in stiff settings, where its Jacobian is dense).
 
 Where privdyn deliberately differs from the paper's text: the homogenized SDE's drift has factor 1, not the printed 2
-(:func:`simulate_homogenized_sde`); the sandwich bounds use 1 ≤ tr(Σ²)/d ≤ λ_max (the proof of Prop. D.1 prints
-"tr(Σ²) ≥ λ_max tr Σ", a typo).
+(its simulator is :func:`privdyn.algorithms.simulate_homogenized_sde`); the sandwich bounds use
+1 ≤ tr(Σ²)/d ≤ λ_max (the proof of Prop. D.1 prints "tr(Σ²) ≥ λ_max tr Σ", a typo).
 """
 
 from __future__ import annotations
@@ -38,19 +38,6 @@ from __future__ import annotations
 from privdyn.dynamics.dpgd.clipping import clipping_factors
 from privdyn.dynamics.dpgd.ode import final_private_risk, isotropic_risk_ode, sandwich_bounds, solve_risk_ode
 from privdyn.dynamics.dpgd.system import DEFAULT_TIMES, METHODS, ODESolverError, RiskTrajectory, final_jump
-
-_MOVED = frozenset({"NoiseSource", "simulate_homogenized_sde"})
-"""The homogenized-SDE simulator moved to :mod:`privdyn.algorithms.homogenized_sde` (a simulator, not a theory
-engine); its names stay importable from here, loaded on first use so that this package does not import a simulator."""
-
-
-def __getattr__(name: str) -> object:
-    if name in _MOVED:
-        from privdyn.algorithms import homogenized_sde
-
-        return getattr(homogenized_sde, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "DEFAULT_TIMES",
@@ -62,6 +49,5 @@ __all__ = [
     "final_private_risk",
     "isotropic_risk_ode",
     "sandwich_bounds",
-    "simulate_homogenized_sde",
     "solve_risk_ode",
 ]

@@ -27,10 +27,7 @@ beats α = 0 at γ = 0.001; and an independent ODE reference table of minimal ri
 
 from __future__ import annotations
 
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _DATASET_SHAPES as _DATASET_SHAPES,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_heatmaps.common import (  # noqa: F401 - its public names stay importable from the package
     CLAIM as CLAIM,
 )
 from privdyn.experiments.dpgd_heatmaps.common import (
@@ -48,83 +45,17 @@ from privdyn.experiments.dpgd_heatmaps.common import (
 from privdyn.experiments.dpgd_heatmaps.common import (
     RealHeatmapConfig as RealHeatmapConfig,
 )
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _argmin as _argmin,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _collect as _collect,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _edges as _edges,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _final_noise_check as _final_noise_check,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _grid_rows as _grid_rows,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _Heatmap as _Heatmap,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _heatmap_series as _heatmap_series,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _log_grid as _log_grid,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _minimum_region_check as _minimum_region_check,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _Panel as _Panel,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _panels as _panels,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _plot_heatmaps as _plot_heatmaps,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _run_blocks as _run_blocks,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _simulation_key as _simulation_key,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _summary_table as _summary_table,
-)
-from privdyn.experiments.dpgd_heatmaps.common import (
-    _valley as _valley,
-)
-from privdyn.experiments.dpgd_heatmaps.fig4 import (
-    _FIG4_ODE_MIN as _FIG4_ODE_MIN,
-)
-from privdyn.experiments.dpgd_heatmaps.fig4 import (
-    _FIG4_PAPER as _FIG4_PAPER,
-)
-from privdyn.experiments.dpgd_heatmaps.fig4 import (
-    _INITIAL_RISK as _INITIAL_RISK,
-)
-from privdyn.experiments.dpgd_heatmaps.fig4 import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_heatmaps.fig4 import (  # noqa: F401 - its public names stay importable from the package
     Fig4 as Fig4,
-)
-from privdyn.experiments.dpgd_heatmaps.fig4 import (
-    _ode_final_risk as _ode_final_risk,
 )
 from privdyn.experiments.dpgd_heatmaps.real import (
     OUTLIER_FACTOR as OUTLIER_FACTOR,
 )
-from privdyn.experiments.dpgd_heatmaps.real import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_heatmaps.real import (  # noqa: F401 - its public names stay importable from the package
     Fig5 as Fig5,
 )
 from privdyn.experiments.dpgd_heatmaps.real import (
     Fig6 as Fig6,
-)
-from privdyn.experiments.dpgd_heatmaps.real import (
-    _load_split as _load_split,
-)
-from privdyn.experiments.dpgd_heatmaps.real import (
-    _RealHeatmaps as _RealHeatmaps,
 )
 
 EXPERIMENTS = (Fig4(), Fig5(), Fig6())

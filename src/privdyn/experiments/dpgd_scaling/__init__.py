@@ -48,31 +48,7 @@ slopes lie above h and fall as the window moves to smaller γ.
 
 from __future__ import annotations
 
-from privdyn.experiments.dpgd_scaling.common import (
-    _FIG2_ALPHAS as _FIG2_ALPHAS,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _FIG2_H as _FIG2_H,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _FIG2_REF_OPTIMA as _FIG2_REF_OPTIMA,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _FIG2_REF_SETTING as _FIG2_REF_SETTING,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _FIG2_REF_SLOPES as _FIG2_REF_SLOPES,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _FIG3_H as _FIG3_H,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _SOLVER_CHECK_KEY as _SOLVER_CHECK_KEY,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _UNIT_CONFIG_KEYS as _UNIT_CONFIG_KEYS,
-)
-from privdyn.experiments.dpgd_scaling.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_scaling.common import (  # noqa: F401 - its public names stay importable from the package
     CLAIM as CLAIM,
 )
 from privdyn.experiments.dpgd_scaling.common import (
@@ -103,45 +79,12 @@ from privdyn.experiments.dpgd_scaling.common import (
     ScalingConfig as ScalingConfig,
 )
 from privdyn.experiments.dpgd_scaling.common import (
-    _Curve as _Curve,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _curve_label as _curve_label,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _curve_params as _curve_params,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _default_aspect_ratios as _default_aspect_ratios,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _design as _design,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _final_private_risk as _final_private_risk,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _reference_h as _reference_h,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _rho_text as _rho_text,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _theory as _theory,
-)
-from privdyn.experiments.dpgd_scaling.common import (
-    _unit_key as _unit_key,
-)
-from privdyn.experiments.dpgd_scaling.common import (
     loglog_slope as loglog_slope,
 )
 from privdyn.experiments.dpgd_scaling.common import (
     optimize_initial_learning_rate as optimize_initial_learning_rate,
 )
-from privdyn.experiments.dpgd_scaling.experiment import (  # noqa: F401 - every name the module had stays importable
-    _ScalingExperiment as _ScalingExperiment,
-)
-from privdyn.experiments.dpgd_scaling.figures import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_scaling.figures import (  # noqa: F401 - its public names stay importable from the package
     Fig2 as Fig2,
 )
 from privdyn.experiments.dpgd_scaling.figures import (

@@ -15,13 +15,7 @@ par" (the paper's words, read off log-scale figures) are made precise by :data:`
 
 from __future__ import annotations
 
-from privdyn.experiments.dpgd_schedules.common import (
-    _COLUMNS as _COLUMNS,
-)
-from privdyn.experiments.dpgd_schedules.common import (
-    _PANEL as _PANEL,
-)
-from privdyn.experiments.dpgd_schedules.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_schedules.common import (  # noqa: F401 - its public names stay importable from the package
     ALLOWANCE_MIN_DIMENSION as ALLOWANCE_MIN_DIMENSION,
 )
 from privdyn.experiments.dpgd_schedules.common import (
@@ -36,50 +30,17 @@ from privdyn.experiments.dpgd_schedules.common import (
 from privdyn.experiments.dpgd_schedules.common import (
     TIE_RELATIVE as TIE_RELATIVE,
 )
-from privdyn.experiments.dpgd_schedules.common import (
-    _best_or_tied as _best_or_tied,
-)
-from privdyn.experiments.dpgd_schedules.common import (
-    _hyperparameters as _hyperparameters,
-)
-from privdyn.experiments.dpgd_schedules.common import (
-    _paired as _paired,
-)
-from privdyn.experiments.dpgd_schedules.common import (
-    _privacy_error as _privacy_error,
-)
-from privdyn.experiments.dpgd_schedules.common import (
-    _ratio_stats as _ratio_stats,
-)
-from privdyn.experiments.dpgd_schedules.common import (
-    _reference_row as _reference_row,
-)
-from privdyn.experiments.dpgd_schedules.common import (
-    _run_stats as _run_stats,
-)
-from privdyn.experiments.dpgd_schedules.common import (
-    _schedule_label as _schedule_label,
-)
-from privdyn.experiments.dpgd_schedules.common import (
-    _tune_on_ode as _tune_on_ode,
-)
-from privdyn.experiments.dpgd_schedules.fig7 import (
-    _FIG7_PAPER as _FIG7_PAPER,
-)
-from privdyn.experiments.dpgd_schedules.fig7 import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_schedules.fig7 import (  # noqa: F401 - its public names stay importable from the package
     Fig7 as Fig7,
 )
 from privdyn.experiments.dpgd_schedules.fig7 import (
     Fig7Config as Fig7Config,
 )
-from privdyn.experiments.dpgd_schedules.fig8 import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_schedules.fig8 import (  # noqa: F401 - its public names stay importable from the package
     Fig8 as Fig8,
 )
 from privdyn.experiments.dpgd_schedules.fig8 import (
     Fig8Config as Fig8Config,
-)
-from privdyn.experiments.dpgd_schedules.fig8 import (
-    _split as _split,
 )
 from privdyn.runs.results import (  # noqa: F401 - the former module constant Z stays importable
     Z_SCORE as Z,

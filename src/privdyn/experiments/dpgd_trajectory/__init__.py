@@ -30,19 +30,7 @@ needs enough runs for its normal approximation).
 
 from __future__ import annotations
 
-from privdyn.experiments.dpgd_trajectory.common import (
-    _PAPER_CONFIG as _PAPER_CONFIG,
-)
-from privdyn.experiments.dpgd_trajectory.common import (
-    _PAPER_KEYS as _PAPER_KEYS,
-)
-from privdyn.experiments.dpgd_trajectory.common import (
-    _REFERENCE_TABLE as _REFERENCE_TABLE,
-)
-from privdyn.experiments.dpgd_trajectory.common import (
-    _REFERENCE_TIMES as _REFERENCE_TIMES,
-)
-from privdyn.experiments.dpgd_trajectory.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_trajectory.common import (  # noqa: F401 - its public names stay importable from the package
     ALLOWANCE_MIN_DIM as ALLOWANCE_MIN_DIM,
 )
 from privdyn.experiments.dpgd_trajectory.common import (
@@ -64,22 +52,10 @@ from privdyn.experiments.dpgd_trajectory.common import (
     SpectrumName as SpectrumName,
 )
 from privdyn.experiments.dpgd_trajectory.common import (
-    _design as _design,
-)
-from privdyn.experiments.dpgd_trajectory.common import (
-    _ode_times as _ode_times,
-)
-from privdyn.experiments.dpgd_trajectory.common import (
-    _stream_key as _stream_key,
-)
-from privdyn.experiments.dpgd_trajectory.common import (
     reference_risk_ode as reference_risk_ode,
 )
-from privdyn.experiments.dpgd_trajectory.fig1 import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.dpgd_trajectory.fig1 import (  # noqa: F401 - its public names stay importable from the package
     Fig1 as Fig1,
-)
-from privdyn.experiments.dpgd_trajectory.fig1 import (
-    _sd_of_mean as _sd_of_mean,
 )
 
 EXPERIMENTS = (Fig1(),)

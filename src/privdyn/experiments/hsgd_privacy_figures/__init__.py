@@ -65,13 +65,7 @@ multiplier σ/c, contraction 1 − ηδ, n steps, sensitivity 2c, the position-m
 
 from __future__ import annotations
 
-from privdyn.experiments.hsgd_privacy_figures.common import (
-    _REF_FIG2B as _REF_FIG2B,
-)
-from privdyn.experiments.hsgd_privacy_figures.common import (
-    _REF_YE_SHOKRI as _REF_YE_SHOKRI,
-)
-from privdyn.experiments.hsgd_privacy_figures.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.hsgd_privacy_figures.common import (  # noqa: F401 - its public names stay importable from the package
     CLAIM as CLAIM,
 )
 from privdyn.experiments.hsgd_privacy_figures.common import (
@@ -108,61 +102,19 @@ from privdyn.experiments.hsgd_privacy_figures.common import (
     Fig3bConfig as Fig3bConfig,
 )
 from privdyn.experiments.hsgd_privacy_figures.common import (
-    _curve_checks as _curve_checks,
-)
-from privdyn.experiments.hsgd_privacy_figures.common import (
-    _curve_unit as _curve_unit,
-)
-from privdyn.experiments.hsgd_privacy_figures.common import (
-    _CurveSetting as _CurveSetting,
-)
-from privdyn.experiments.hsgd_privacy_figures.common import (
-    _eigen_pairs as _eigen_pairs,
-)
-from privdyn.experiments.hsgd_privacy_figures.common import (
-    _is_paper_setting as _is_paper_setting,
-)
-from privdyn.experiments.hsgd_privacy_figures.common import (
-    _law as _law,
-)
-from privdyn.experiments.hsgd_privacy_figures.common import (
-    _privacy_params as _privacy_params,
-)
-from privdyn.experiments.hsgd_privacy_figures.common import (
-    _Setting as _Setting,
-)
-from privdyn.experiments.hsgd_privacy_figures.common import (
-    _validate_noise as _validate_noise,
-)
-from privdyn.experiments.hsgd_privacy_figures.common import (
-    _validate_order as _validate_order,
-)
-from privdyn.experiments.hsgd_privacy_figures.common import (
     observed_dataset as observed_dataset,
 )
-from privdyn.experiments.hsgd_privacy_figures.fig1b import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.hsgd_privacy_figures.fig1b import (  # noqa: F401 - its public names stay importable from the package
     Fig1b as Fig1b,
 )
-from privdyn.experiments.hsgd_privacy_figures.fig1b import (
-    _proxy_gap_norms as _proxy_gap_norms,
-)
-from privdyn.experiments.hsgd_privacy_figures.fig1b import (
-    _random_pairs as _random_pairs,
-)
-from privdyn.experiments.hsgd_privacy_figures.fig1b import (
-    _spearman as _spearman,
-)
-from privdyn.experiments.hsgd_privacy_figures.fig2b import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.hsgd_privacy_figures.fig2b import (  # noqa: F401 - its public names stay importable from the package
     Fig2b as Fig2b,
 )
-from privdyn.experiments.hsgd_privacy_figures.fig3 import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.hsgd_privacy_figures.fig3 import (  # noqa: F401 - its public names stay importable from the package
     Fig3a as Fig3a,
 )
 from privdyn.experiments.hsgd_privacy_figures.fig3 import (
     Fig3b as Fig3b,
-)
-from privdyn.experiments.hsgd_privacy_figures.fig3 import (
-    _batch_key as _batch_key,
 )
 from privdyn.reference.hsgd_privacy import (
     dense_divergences as dense_divergences,

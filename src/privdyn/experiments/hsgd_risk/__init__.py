@@ -49,10 +49,7 @@ Figure 1(a) is χ²_d (the exact law of D² under eq. (10)).
 
 from __future__ import annotations
 
-from privdyn.experiments.hsgd_risk.common import (
-    _QUANTILES as _QUANTILES,
-)
-from privdyn.experiments.hsgd_risk.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.hsgd_risk.common import (  # noqa: F401 - its public names stay importable from the package
     CLAIM as CLAIM,
 )
 from privdyn.experiments.hsgd_risk.common import (
@@ -92,27 +89,6 @@ from privdyn.experiments.hsgd_risk.common import (
     ReferenceMoments as ReferenceMoments,
 )
 from privdyn.experiments.hsgd_risk.common import (
-    _batch_key as _batch_key,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _non_negative_noise as _non_negative_noise,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _PaperSetting as _PaperSetting,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _problem as _problem,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _simulate as _simulate,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _start as _start,
-)
-from privdyn.experiments.hsgd_risk.common import (
-    _stream_key as _stream_key,
-)
-from privdyn.experiments.hsgd_risk.common import (
     paper_setting as paper_setting,
 )
 from privdyn.experiments.hsgd_risk.common import (
@@ -121,13 +97,13 @@ from privdyn.experiments.hsgd_risk.common import (
 from privdyn.experiments.hsgd_risk.common import (
     reference_moments as reference_moments,
 )
-from privdyn.experiments.hsgd_risk.fig1a import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.hsgd_risk.fig1a import (  # noqa: F401 - its public names stay importable from the package
     Fig1a as Fig1a,
 )
-from privdyn.experiments.hsgd_risk.fig2a import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.hsgd_risk.fig2a import (  # noqa: F401 - its public names stay importable from the package
     Fig2a as Fig2a,
 )
-from privdyn.experiments.hsgd_risk.validation import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.hsgd_risk.validation import (  # noqa: F401 - its public names stay importable from the package
     PrivacySetting as PrivacySetting,
 )
 from privdyn.experiments.hsgd_risk.validation import (

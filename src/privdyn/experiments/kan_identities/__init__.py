@@ -63,62 +63,26 @@ from privdyn.experiments.kan_identities.common import (
 from privdyn.experiments.kan_identities.common import (
     UNIT_ROUNDOFF as UNIT_ROUNDOFF,
 )
-from privdyn.experiments.kan_identities.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_identities.common import (  # noqa: F401 - its public names stay importable from the package
     ActivationName as ActivationName,
 )
 from privdyn.experiments.kan_identities.common import (
     DatasetName as DatasetName,
 )
 from privdyn.experiments.kan_identities.common import (
-    _event_margins as _event_margins,
-)
-from privdyn.experiments.kan_identities.common import (
-    _KanRunConfig as _KanRunConfig,
-)
-from privdyn.experiments.kan_identities.common import (
-    _model as _model,
-)
-from privdyn.experiments.kan_identities.common import (
-    _pool_size as _pool_size,
-)
-from privdyn.experiments.kan_identities.common import (
-    _Setup as _Setup,
-)
-from privdyn.experiments.kan_identities.common import (
-    _setup as _setup,
-)
-from privdyn.experiments.kan_identities.common import (
-    _theory_regime as _theory_regime,
-)
-from privdyn.experiments.kan_identities.common import (
     load_pool as load_pool,
 )
-from privdyn.experiments.kan_identities.identities import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_identities.identities import (  # noqa: F401 - its public names stay importable from the package
     Identities as Identities,
 )
 from privdyn.experiments.kan_identities.identities import (
     IdentitiesConfig as IdentitiesConfig,
 )
-from privdyn.experiments.kan_identities.identities import (
-    _enumeration as _enumeration,
-)
-from privdyn.experiments.kan_identities.identities import (
-    _identity_run as _identity_run,
-)
-from privdyn.experiments.kan_identities.identities import (
-    _recursion_tolerance_factor as _recursion_tolerance_factor,
-)
-from privdyn.experiments.kan_identities.stability import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_identities.stability import (  # noqa: F401 - its public names stay importable from the package
     Stability as Stability,
 )
 from privdyn.experiments.kan_identities.stability import (
     StabilityConfig as StabilityConfig,
-)
-from privdyn.experiments.kan_identities.stability import (
-    _pair_events as _pair_events,
-)
-from privdyn.experiments.kan_identities.stability import (
-    _stability_seed as _stability_seed,
 )
 from privdyn.runs.results import (  # noqa: F401 - the former module constant stays importable
     Z_SCORE as Z_SCORE,

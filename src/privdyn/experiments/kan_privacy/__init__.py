@@ -28,43 +28,16 @@ one curve are dependent); all noise correlations share the same ``Z_t`` (common 
 from __future__ import annotations
 
 from privdyn.experiments.kan_privacy.calibration import (
-    _REF_F12_MIN_STEPS as _REF_F12_MIN_STEPS,
-)
-from privdyn.experiments.kan_privacy.calibration import (
-    _REF_F12_OVER_D9 as _REF_F12_OVER_D9,
-)
-from privdyn.experiments.kan_privacy.calibration import (
-    _REF_TABLE as _REF_TABLE,
-)
-from privdyn.experiments.kan_privacy.calibration import (
-    _SIZE_KEYS as _SIZE_KEYS,
-)
-from privdyn.experiments.kan_privacy.calibration import (
-    _TABLE_LAMBDAS as _TABLE_LAMBDAS,
-)
-from privdyn.experiments.kan_privacy.calibration import (
     DP_ACCOUNTING_SAMPLINGS as DP_ACCOUNTING_SAMPLINGS,
 )
 from privdyn.experiments.kan_privacy.calibration import (
     F12_CONSTANTS as F12_CONSTANTS,
 )
-from privdyn.experiments.kan_privacy.calibration import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_privacy.calibration import (  # noqa: F401 - its public names stay importable from the package
     Calibration as Calibration,
 )
 from privdyn.experiments.kan_privacy.calibration import (
     CalibrationConfig as CalibrationConfig,
-)
-from privdyn.experiments.kan_privacy.calibration import (
-    _dp_accounting_epsilon as _dp_accounting_epsilon,
-)
-from privdyn.experiments.kan_privacy.calibration import (
-    _f12_or_refusal as _f12_or_refusal,
-)
-from privdyn.experiments.kan_privacy.calibration import (
-    _printed_claim as _printed_claim,
-)
-from privdyn.experiments.kan_privacy.calibration import (
-    _smallest_accepted_steps as _smallest_accepted_steps,
 )
 from privdyn.experiments.kan_privacy.calibration import (
     reference_noise_multiplier_d9 as reference_noise_multiplier_d9,
@@ -72,7 +45,7 @@ from privdyn.experiments.kan_privacy.calibration import (
 from privdyn.experiments.kan_privacy.calibration import (
     reference_noise_multiplier_f12 as reference_noise_multiplier_f12,
 )
-from privdyn.experiments.kan_privacy.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_privacy.common import (  # noqa: F401 - its public names stay importable from the package
     CLAIM as CLAIM,
 )
 from privdyn.experiments.kan_privacy.common import (
@@ -82,21 +55,12 @@ from privdyn.experiments.kan_privacy.common import (
     PAPER as PAPER,
 )
 from privdyn.experiments.kan_privacy.common import (
-    _check_noise_correlations as _check_noise_correlations,
-)
-from privdyn.experiments.kan_privacy.common import (
     cumulative_noise_variance as cumulative_noise_variance,
-)
-from privdyn.experiments.kan_privacy.fig1_right import (
-    _NOISE_STREAM_KEY as _NOISE_STREAM_KEY,
-)
-from privdyn.experiments.kan_privacy.fig1_right import (
-    _REF_FIG1_RIGHT as _REF_FIG1_RIGHT,
 )
 from privdyn.experiments.kan_privacy.fig1_right import (
     MIN_COORDINATES as MIN_COORDINATES,
 )
-from privdyn.experiments.kan_privacy.fig1_right import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_privacy.fig1_right import (  # noqa: F401 - its public names stay importable from the package
     CumulativeNoiseConfig as CumulativeNoiseConfig,
 )
 from privdyn.experiments.kan_privacy.fig1_right import (

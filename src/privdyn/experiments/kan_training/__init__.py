@@ -50,17 +50,8 @@ invariant only where every condition of the lemma holds, else a finding with the
 
 from __future__ import annotations
 
-from privdyn.experiments.kan_training.bounds import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_training.bounds import (  # noqa: F401 - its public names stay importable from the package
     Bounds as Bounds,
-)
-from privdyn.experiments.kan_training.bounds import (
-    _synthetic as _synthetic,
-)
-from privdyn.experiments.kan_training.common import (
-    _DATASET_SIZES as _DATASET_SIZES,
-)
-from privdyn.experiments.kan_training.common import (
-    _POPULATION_THEOREM as _POPULATION_THEOREM,
 )
 from privdyn.experiments.kan_training.common import (
     INVARIANT as INVARIANT,
@@ -77,7 +68,7 @@ from privdyn.experiments.kan_training.common import (
 from privdyn.experiments.kan_training.common import (
     REFERENCE_STEPS as REFERENCE_STEPS,
 )
-from privdyn.experiments.kan_training.common import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_training.common import (  # noqa: F401 - its public names stay importable from the package
     ActivationName as ActivationName,
 )
 from privdyn.experiments.kan_training.common import (
@@ -93,27 +84,12 @@ from privdyn.experiments.kan_training.common import (
     Fig1LeftConfig as Fig1LeftConfig,
 )
 from privdyn.experiments.kan_training.common import (
-    _dp_accounting_kappa as _dp_accounting_kappa,
-)
-from privdyn.experiments.kan_training.common import (
-    _fit_slope as _fit_slope,
-)
-from privdyn.experiments.kan_training.common import (
-    _fmt as _fmt,
-)
-from privdyn.experiments.kan_training.common import (
-    _kan_params as _kan_params,
-)
-from privdyn.experiments.kan_training.common import (
-    _split_dataset as _split_dataset,
-)
-from privdyn.experiments.kan_training.common import (
     reference_clipped_sgd as reference_clipped_sgd,
 )
 from privdyn.experiments.kan_training.common import (
     t_interval as t_interval,
 )
-from privdyn.experiments.kan_training.fig1_left import (  # noqa: F401 - every name the module had stays importable
+from privdyn.experiments.kan_training.fig1_left import (  # noqa: F401 - its public names stay importable from the package
     Fig1Left as Fig1Left,
 )
 

@@ -32,112 +32,19 @@ neighbours (one record's rows change by at most 1 in L2) and twice that under ``
 
 from __future__ import annotations
 
-from privdyn.privacy.correlated.participation import (  # noqa: F401 - every name the module had stays importable
-    _participations as _participations,
-)
-from privdyn.privacy.correlated.participation import (
-    _prefix_noise_coefficients as _prefix_noise_coefficients,
-)
-from privdyn.privacy.correlated.participation import (
-    _separated_bound_squared as _separated_bound_squared,
-)
-from privdyn.privacy.correlated.participation import (
-    _side_best as _side_best,
-)
-from privdyn.privacy.correlated.participation import (
-    prefix_sum_max_error as prefix_sum_max_error,
-)
-from privdyn.privacy.correlated.participation import (
-    prefix_sum_rmse as prefix_sum_rmse,
-)
-from privdyn.privacy.correlated.participation import (
-    sensitivity as sensitivity,
-)
-from privdyn.privacy.correlated.strategies import (  # noqa: F401 - every name the module had stays importable
-    BandedInverse as BandedInverse,
-)
+from privdyn.privacy.correlated.participation import prefix_sum_max_error, prefix_sum_rmse, sensitivity
 from privdyn.privacy.correlated.strategies import (
-    BufferedToeplitz as BufferedToeplitz,
+    BandedInverse,
+    BufferedToeplitz,
+    Independent,
+    LambdaCGD,
+    SquareRoot,
+    Strategy,
+    Toeplitz,
 )
-from privdyn.privacy.correlated.strategies import (
-    Independent as Independent,
-)
-from privdyn.privacy.correlated.strategies import (
-    LambdaCGD as LambdaCGD,
-)
-from privdyn.privacy.correlated.strategies import (
-    SquareRoot as SquareRoot,
-)
-from privdyn.privacy.correlated.strategies import (
-    Strategy as Strategy,
-)
-from privdyn.privacy.correlated.strategies import (
-    Toeplitz as Toeplitz,
-)
-from privdyn.privacy.correlated.strategies import (
-    _coefficient_array as _coefficient_array,
-)
-from privdyn.privacy.correlated.strategies import (
-    _HistoryStrategy as _HistoryStrategy,
-)
-from privdyn.privacy.correlated.strategies import (
-    _invert_series as _invert_series,
-)
-from privdyn.privacy.correlated.strategies import (
-    _lower_toeplitz as _lower_toeplitz,
-)
-from privdyn.privacy.correlated.strategies import (
-    _num_steps as _num_steps,
-)
-from privdyn.privacy.correlated.strategies import (
-    _trim as _trim,
-)
-from privdyn.privacy.correlated.streams import (
-    DEFAULT_CHUNK_SIZE as DEFAULT_CHUNK_SIZE,
-)
-from privdyn.privacy.correlated.streams import (
-    NoiseStream as NoiseStream,
-)
-from privdyn.privacy.correlated.streams import (
-    _blt_loop as _blt_loop,
-)
-from privdyn.privacy.correlated.streams import (
-    _BLTStream as _BLTStream,
-)
-from privdyn.privacy.correlated.streams import (
-    _compiled_blt as _compiled_blt,
-)
-from privdyn.privacy.correlated.streams import (
-    _compiled_two_band as _compiled_two_band,
-)
-from privdyn.privacy.correlated.streams import (
-    _HistoryStream as _HistoryStream,
-)
-from privdyn.privacy.correlated.streams import (
-    _shape as _shape,
-)
-from privdyn.privacy.correlated.streams import (
-    _SubstitutionStream as _SubstitutionStream,
-)
-from privdyn.privacy.correlated.streams import (
-    _two_band_loop as _two_band_loop,
-)
-from privdyn.rng import (  # noqa: F401 - the step normals live in privdyn.rng; their old home keeps them
-    _KEY_TAG as _KEY_TAG,
-)
-from privdyn.rng import (
-    CounterStream as CounterStream,
-)
-from privdyn.rng import (
-    StepNormals as StepNormals,
-)
-from privdyn.rng import as_step_normals as _as_source  # noqa: F401
-from privdyn.rng import (
-    counter_stream as counter_stream,
-)
-from privdyn.rng import (
-    step_normals as step_normals,
-)
+from privdyn.privacy.correlated.streams import DEFAULT_CHUNK_SIZE as DEFAULT_CHUNK_SIZE
+from privdyn.privacy.correlated.streams import NoiseStream
+from privdyn.rng import StepNormals, step_normals
 
 __all__ = [
     "StepNormals",

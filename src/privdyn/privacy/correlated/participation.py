@@ -11,7 +11,6 @@ import numpy as np
 from privdyn import _check
 from privdyn.privacy.correlated.strategies import Strategy, _lower_toeplitz, _num_steps
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
-from privdyn.rng import _KEY_TAG, CounterStream, StepNormals, counter_stream, step_normals  # noqa: F401 - re-exported
 
 __all__ = ["sensitivity", "prefix_sum_rmse", "prefix_sum_max_error"]
 

@@ -18,7 +18,7 @@ from privdyn.privacy.correlated.streams import (  # noqa: F401 - NoiseStream re-
     _HistoryStream,
     _SubstitutionStream,
 )
-from privdyn.rng import _KEY_TAG, CounterStream, StepNormals, counter_stream, step_normals  # noqa: F401 - re-exported
+from privdyn.rng import CounterStream, StepNormals
 from privdyn.rng import as_step_normals as _as_source
 
 __all__ = [
