@@ -6,10 +6,6 @@ label into each series' ``params["guarantee"]``, so a surrogate or a lower bound
 guarantee. :class:`Sampler` and :class:`NeighboringRelation` are the vocabulary of ``sampler`` and ``neighboring``
 arguments everywhere (ARCHITECTURE.md): each subset of samplers a part of privdyn accepts is derived here from the one
 type, named for why it is a subset, and every ``sampler`` argument is validated by :func:`as_sampler`.
-
-It is a package of its own, the lowest layer of :mod:`privdyn.privacy` (it imports nothing of privdyn but
-``_check``): the subpackages that the accountants build on (``correlated``, ``langevin``, ...) state their results in
-this vocabulary without depending on the folder of the accountants.
 """
 
 from __future__ import annotations
