@@ -5,9 +5,11 @@ LambdaCGD, renyi_gaussian``; names load on first use, so importing this package 
 as namespaces (``privdyn.privacy.langevin``, ``privdyn.privacy.hsgd``, ...). Where a module's name is generic
 (the hsgd accountant's ``rdp_epsilon``), the flat name carries the paper key (``hsgd_rdp_epsilon``), and the
 dpgd paper's amplification-by-iteration calibration is ``dpgd_noise_calibration`` / ``dpgd_privacy_level``.
-:func:`dpsgd_epsilon` and :func:`dpsgd_noise_multiplier` are the entry points for DP-SGD runs: they account only
-what is on the allow-list (:data:`ALLOW_LIST`) and refuse everything else. Mechanism records
-(:class:`DPSGDMechanism`, :class:`GaussianRelease`, :mod:`privdyn.privacy.mechanism`) describe a mechanism once:
+A DP-SGD run is described once by its :class:`DPSGDMechanism` record, whose ``privacy_loss`` and ``calibration`` are
+where privdyn accounts and calibrates it: only what is on the allow-list (:data:`ALLOW_LIST`), everything else refused
+(:func:`dpsgd_epsilon` and :func:`dpsgd_noise_multiplier` are conveniences that build the record). Mechanism records
+(:class:`DPSGDMechanism`, :class:`GaussianRelease`, :mod:`privdyn.privacy.mechanism`; homogenized SGD's
+:class:`HSGDMechanism`, a ``surrogate``) describe a mechanism once:
 its ``privacy_loss``, ``calibrate``, ``statement`` (a :class:`PrivacyStatement`, with the best membership test's
 true-positive rate) and ``dp_event`` for composing it in dp-accounting. The step normals that drive the
 correlated-noise streams are random streams: :class:`privdyn.rng.StepNormals` and :func:`privdyn.rng.step_normals`
@@ -58,6 +60,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DPSGDMechanism", "GaussianRelease", "GaussianReleases", "NoisyGDMechanism", "NotExpressibleError",
         "OnePassDPGDMechanism",
     ),
+    "hsgd_mechanism": ("HSGDMechanism",),
     "membership": ("MEMBERSHIP_FPRS", "gaussian_tpr", "pld_tpr", "profile_tpr"),
     "statement": ("PlanningShare", "PrivacyStatement"),
     "correlated_calibration": (
@@ -84,7 +87,7 @@ _ALIASES: dict[str, tuple[str, str]] = {
 _SUBMODULES = (
     "accounting", "amplification", "conversions", "correlated", "correlated_calibration", "cyclic_poisson",
     "divergences",
-    "hidden_state", "hsgd",
+    "hidden_state", "hsgd", "hsgd_mechanism",
     "iteration", "labels", "langevin", "mechanism", "membership", "random_allocation", "shuffling", "statement",
 )
 
@@ -100,6 +103,7 @@ if TYPE_CHECKING:
     from privdyn.privacy import divergences as divergences
     from privdyn.privacy import hidden_state as hidden_state
     from privdyn.privacy import hsgd as hsgd
+    from privdyn.privacy import hsgd_mechanism as hsgd_mechanism
     from privdyn.privacy import iteration as iteration
     from privdyn.privacy import labels as labels
     from privdyn.privacy import langevin as langevin
@@ -171,6 +175,7 @@ if TYPE_CHECKING:
     from privdyn.privacy.hsgd import renyi_divergences as hsgd_renyi_divergences  # noqa: F401 - re-exported under this name
     from privdyn.privacy.hsgd import select_pairs as hsgd_select_pairs  # noqa: F401 - re-exported under this name
     from privdyn.privacy.hsgd import sgd_grid_law as sgd_grid_law
+    from privdyn.privacy.hsgd_mechanism import HSGDMechanism as HSGDMechanism
     from privdyn.privacy.iteration import epsilon_to_rho as epsilon_to_rho
     from privdyn.privacy.iteration import noise_calibration as dpgd_noise_calibration  # noqa: F401 - re-exported under this name
     from privdyn.privacy.iteration import privacy_level as dpgd_privacy_level  # noqa: F401 - re-exported under this name
