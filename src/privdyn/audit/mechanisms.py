@@ -61,7 +61,7 @@ from privdyn.audit.torch_optimizer import (
     TorchLambdaCGDFixedSize,
     TorchLambdaCGDPoisson,
 )
-from privdyn.privacy.labels import PrivacyLoss
+from privdyn.privacy.labels import NeighboringRelation, PrivacyLoss
 
 __all__ = [
     "DPGDCanary",
@@ -231,7 +231,7 @@ class DPSGDCanary(Mechanism):
 
         return DPSGDMechanism(strategy=self._strategy(), noise_multiplier=self.noise_multiplier, n=self.n,
                               batch_size=self.batch_size, num_steps=self.num_steps, sampler=self.sampler,
-                              neighboring=self.neighboring)
+                              neighboring=NeighboringRelation(self.neighboring))
 
     def reported(self) -> PrivacyLoss:
         return self.record().privacy_loss(self.delta)

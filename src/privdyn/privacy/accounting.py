@@ -580,7 +580,8 @@ def accountant_for(strategy: correlated.Strategy | DPSGDMechanism, *, sampler: S
                             f"record carries its own (sampler={strategy.sampler!r}, "
                             f"neighboring={strategy.neighboring.value!r}); got sampler={sampler!r}, "
                             f"neighboring={neighboring!r}.")
-        strategy, sampler, neighboring = strategy.strategy, strategy.sampler, strategy.neighboring
+        record = strategy
+        strategy, sampler, neighboring = record.strategy, record.sampler, record.neighboring
     elif sampler is None or neighboring is None:
         raise TypeError("accountant_for needs sampler and neighboring with a strategy (or a DPSGDMechanism record); "
                         f"got sampler={sampler!r}, neighboring={neighboring!r}.")
@@ -606,7 +607,7 @@ def _record(strategy: correlated.Strategy, noise_multiplier: float, n: int, batc
     from privdyn.privacy.mechanism import DPSGDMechanism
 
     return DPSGDMechanism(strategy=strategy, noise_multiplier=noise_multiplier, n=n, batch_size=batch_size,
-                          num_steps=num_steps, sampler=sampler, neighboring=neighboring)
+                          num_steps=num_steps, sampler=sampler, neighboring=_relation(neighboring))
 
 
 def dpsgd_epsilon(strategy: correlated.Strategy, *, noise_multiplier: float, n: int, batch_size: int,

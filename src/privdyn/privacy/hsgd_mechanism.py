@@ -138,7 +138,7 @@ class HSGDMechanism:
         try:
             law = hsgd.sgd_grid_law(self.problem, self.n)
             curve = hsgd.rdp_epsilon(self.renyi_order, law, self.pairs, num_steps=self.n, iterates=[self.n]).value
-            value = float(curve[0]) if hasattr(curve, "__len__") else float(curve)
+            value = float(np.atleast_1d(curve)[0])
         except ValueError:
             return math.inf
         return value if math.isfinite(value) else math.inf

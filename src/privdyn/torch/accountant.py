@@ -52,7 +52,7 @@ def _record(strategy: Strategy, participation: Participation, *, noise_multiplie
 
     return DPSGDMechanism(strategy=strategy, noise_multiplier=noise_multiplier, n=participation.n,
                           batch_size=participation.batch_size, num_steps=num_steps, sampler=participation.sampler,
-                          neighboring=participation.neighboring)
+                          neighboring=NeighboringRelation(participation.neighboring))
 
 
 class DPSGDAccountant:

@@ -14,6 +14,7 @@ from privdyn import _check
 from privdyn.experiments.kan_privacy import amplified
 from privdyn.experiments.kan_privacy.common import CLAIM, INVARIANT, PAPER, _check_noise_correlations
 from privdyn.privacy import correlated_calibration as calibration
+from privdyn.privacy.labels import NeighboringRelation
 from privdyn.privacy.mechanism import DPSGDMechanism
 from privdyn.reference.kan_noise_multipliers import reference_noise_multiplier_d9, reference_noise_multiplier_f12
 from privdyn.runs.base import Experiment, Findings, Unit
@@ -136,7 +137,7 @@ def _dpsgd(noise_multiplier: float, *, sampler: str, neighboring: str, n: int, b
            num_steps: int) -> DPSGDMechanism:
     """The DP-SGD record (independent noise) whose allow-listed accountant is dp-accounting's for this sampler."""
     return DPSGDMechanism(noise_multiplier=noise_multiplier, n=n, batch_size=batch_size, num_steps=num_steps,
-                          sampler=sampler, neighboring=neighboring)
+                          sampler=sampler, neighboring=NeighboringRelation(neighboring))
 
 
 def _f12_or_refusal(lam: float, *, constant: float, **setting: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from scipy import stats
 from privdyn.data.classification import load_binary_dataset, scale_to_unit_ball
 from privdyn.models.kan import KAN
 from privdyn.privacy import correlated_calibration as cal
+from privdyn.privacy.labels import NeighboringRelation
 from privdyn.privacy.mechanism import DPSGDMechanism
 from privdyn.rng import generator
 from privdyn.runs.config import ExperimentConfig
@@ -126,7 +127,7 @@ def reference_clipped_sgd(model: KAN, initial_params: np.ndarray, x: np.ndarray,
 def _dpsgd(n: int, batch_size: int, num_steps: int, *, sampler: str, neighboring: str) -> DPSGDMechanism:
     """The DP-SGD record (independent noise) to calibrate: its allow-listed accountant is dp-accounting's."""
     return DPSGDMechanism(noise_multiplier=0.0, n=n, batch_size=batch_size, num_steps=num_steps, sampler=sampler,
-                          neighboring=neighboring)
+                          neighboring=NeighboringRelation(neighboring))
 
 
 @functools.lru_cache(maxsize=64)
