@@ -10,7 +10,7 @@ import pytest
 from privdyn.data.hsgd_design import gaussian_design, hsgd_problem
 from privdyn.privacy import hsgd
 from privdyn.privacy.conversions import rdp_to_epsilon
-from privdyn.privacy.hsgd_mechanism import BISECTIONS, NOISE_GRID, HSGDMechanism
+from privdyn.privacy.hsgd.mechanism import BISECTIONS, NOISE_GRID, HSGDMechanism
 from privdyn.privacy.labels import Guarantee
 from privdyn.privacy.mechanism import NotExpressibleError
 from privdyn.schedules import Constant

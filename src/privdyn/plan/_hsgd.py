@@ -39,7 +39,7 @@ from privdyn.schedules import Constant
 
 if TYPE_CHECKING:
     from privdyn.privacy.hsgd import NeighboringPairs
-    from privdyn.privacy.hsgd_mechanism import HSGDMechanism
+    from privdyn.privacy.hsgd.mechanism import HSGDMechanism
     from privdyn.spectra import Spectrum
 
 __all__ = ["HSGDPlan", "hsgd", "STEP_FRACTIONS"]
@@ -70,7 +70,7 @@ def _problem(s: _Setting, step_size: float, noise_std: float) -> Any:
 
 def _mechanism(s: _Setting, step_size: float, noise_std: float) -> HSGDMechanism:
     """The run's record: the privacy of one pass at this step size and noise."""
-    from privdyn.privacy.hsgd_mechanism import HSGDMechanism
+    from privdyn.privacy.hsgd.mechanism import HSGDMechanism
 
     return HSGDMechanism(problem=_problem(s, step_size, noise_std), n=s.n, renyi_order=s.renyi_order, pairs=s.pairs,
                          pairs_source=s.pairs_source)
@@ -91,7 +91,7 @@ def _risk_curve(s: _Setting, step_size: float, noise_std: float) -> Any:
 def _smallest_noise(s: _Setting, step_size: float, target: float) -> tuple[float | None, float, int]:
     """The smallest σ (the record's grid relative to the gradient scale, then bisection) whose surrogate meets
     ``target``; also the smallest value seen and the evaluations used."""
-    from privdyn.privacy.hsgd_mechanism import NOISE_GRID
+    from privdyn.privacy.hsgd.mechanism import NOISE_GRID
 
     grid = [factor * s.gradient_scale for factor in NOISE_GRID]
     found = _mechanism(s, step_size, grid[0]).calibrate_rdp(target, noise_grid=grid)

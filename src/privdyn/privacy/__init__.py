@@ -49,7 +49,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "theorem4_parameters", "tracked_lsi_rdp",
     ),
     "hidden_state": ("ye_shokri_rdp", "ye_shokri_step_rdp"),
-    "hsgd": ("ExactSGDLaw", "NeighboringLaws", "NeighboringPairs", "exact_sgd_law", "exact_sgd_renyi", "sgd_grid_law"),
+    "hsgd": (
+        "ExactSGDLaw", "HSGDMechanism", "NeighboringLaws", "NeighboringPairs", "exact_sgd_law", "exact_sgd_renyi",
+        "sgd_grid_law",
+    ),
     "iteration": ("epsilon_to_rho", "rho_to_epsilon", "rho_to_zcdp"),
     "correlated": (
         "BandedInverse", "BufferedToeplitz", "Independent", "LambdaCGD", "NoiseStream", "SquareRoot", "Strategy",
@@ -60,7 +63,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DPSGDMechanism", "GaussianRelease", "GaussianReleases", "NoisyGDMechanism", "NotExpressibleError",
         "OnePassDPGDMechanism",
     ),
-    "hsgd_mechanism": ("HSGDMechanism",),
     "membership": ("MEMBERSHIP_FPRS", "gaussian_tpr", "pld_tpr", "profile_tpr"),
     "statement": ("PlanningShare", "PrivacyStatement"),
     "correlated_calibration": (
@@ -87,7 +89,7 @@ _ALIASES: dict[str, tuple[str, str]] = {
 _SUBMODULES = (
     "accounting", "amplification", "conversions", "correlated", "correlated_calibration", "cyclic_poisson",
     "divergences",
-    "hidden_state", "hsgd", "hsgd_mechanism",
+    "hidden_state", "hsgd",
     "iteration", "labels", "langevin", "mechanism", "membership", "random_allocation", "shuffling", "statement",
 )
 
@@ -103,7 +105,6 @@ if TYPE_CHECKING:
     from privdyn.privacy import divergences as divergences
     from privdyn.privacy import hidden_state as hidden_state
     from privdyn.privacy import hsgd as hsgd
-    from privdyn.privacy import hsgd_mechanism as hsgd_mechanism
     from privdyn.privacy import iteration as iteration
     from privdyn.privacy import labels as labels
     from privdyn.privacy import langevin as langevin
@@ -161,6 +162,7 @@ if TYPE_CHECKING:
     from privdyn.privacy.hsgd import DIRECTIONS as HSGD_DIRECTIONS  # noqa: F401 - re-exported under this name
     from privdyn.privacy.hsgd import RELEASE_MODES as HSGD_RELEASE_MODES  # noqa: F401 - re-exported under this name
     from privdyn.privacy.hsgd import ExactSGDLaw as ExactSGDLaw
+    from privdyn.privacy.hsgd import HSGDMechanism as HSGDMechanism
     from privdyn.privacy.hsgd import NeighboringLaws as NeighboringLaws
     from privdyn.privacy.hsgd import NeighboringPairs as NeighboringPairs
     from privdyn.privacy.hsgd import average_divergences as hsgd_average_divergences  # noqa: F401 - re-exported under this name
@@ -175,7 +177,6 @@ if TYPE_CHECKING:
     from privdyn.privacy.hsgd import renyi_divergences as hsgd_renyi_divergences  # noqa: F401 - re-exported under this name
     from privdyn.privacy.hsgd import select_pairs as hsgd_select_pairs  # noqa: F401 - re-exported under this name
     from privdyn.privacy.hsgd import sgd_grid_law as sgd_grid_law
-    from privdyn.privacy.hsgd_mechanism import HSGDMechanism as HSGDMechanism
     from privdyn.privacy.iteration import epsilon_to_rho as epsilon_to_rho
     from privdyn.privacy.iteration import noise_calibration as dpgd_noise_calibration  # noqa: F401 - re-exported under this name
     from privdyn.privacy.iteration import privacy_level as dpgd_privacy_level  # noqa: F401 - re-exported under this name

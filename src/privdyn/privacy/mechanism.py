@@ -18,7 +18,7 @@ Records: :class:`DPSGDMechanism` (DP-SGD with a noise strategy, sampler and rela
 :class:`GaussianRelease` and :class:`GaussianReleases` (statistics released with Gaussian noise: the planning
 share's and AdaSSP's releases), :class:`NoisyGDMechanism` (langevin: full-batch noisy GD, the last iterate) and
 :class:`OnePassDPGDMechanism` (dpgd: one pass of clipped DP-GD, the final iterate). Homogenized SGD (hsgd) has its
-record in :mod:`privdyn.privacy.hsgd_mechanism`: its Rényi numbers are a ``surrogate``, not a guarantee to compose, so
+record in :mod:`privdyn.privacy.hsgd.mechanism`: its Rényi numbers are a ``surrogate``, not a guarantee to compose, so
 its ``dp_event`` raises :class:`NotExpressibleError`.
 
 Example, composing a DP-SGD run with a Gaussian release in dp-accounting::

@@ -26,15 +26,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from privdyn import _check
+from privdyn.dynamics.hsgd import HSGDProblem
+from privdyn.privacy.hsgd.common import REFERENCE, NeighboringPairs, sgd_grid_law
+from privdyn.privacy.hsgd.divergences import rdp_epsilon as surrogate_rdp
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
 from privdyn.privacy.mechanism import NotExpressibleError
 from privdyn.privacy.statement import PlanningShare, PrivacyStatement
 
 if TYPE_CHECKING:
     import dp_accounting
-
-    from privdyn.hsgd_problem import HSGDProblem
-    from privdyn.privacy.hsgd import NeighboringPairs
 
 __all__ = ["HSGDMechanism", "NoiseSearch", "NOISE_GRID", "BISECTIONS"]
 
@@ -90,7 +90,7 @@ class HSGDMechanism:
     """One pass of noisy SGD (batch size 1, no clipping) on least squares, the last iterate released; ``surrogate``.
 
     Attributes:
-        problem: the :class:`~privdyn.hsgd_problem.HSGDProblem`: the design's spectrum and moments, the constant
+        problem: the :class:`~privdyn.dynamics.hsgd.HSGDProblem`: the design's spectrum and moments, the constant
             learning rate γ = η d (step size η), the ridge δ and the noise std σ (``problem.noise_std``).
         n: the records, one per step (the pass has n steps; x_n is released).
         renyi_order: α > 1, the order of the surrogate RDP.
@@ -108,9 +108,6 @@ class HSGDMechanism:
     pairs_source: str = "the given pairs"
 
     def __post_init__(self) -> None:
-        from privdyn.hsgd_problem import HSGDProblem
-        from privdyn.privacy.hsgd import NeighboringPairs
-
         if not isinstance(self.problem, HSGDProblem):
             raise TypeError(f"problem must be a privdyn HSGDProblem; got {type(self.problem).__name__}.")
         if not isinstance(self.pairs, NeighboringPairs):
@@ -133,11 +130,9 @@ class HSGDMechanism:
     def rdp_epsilon(self) -> float:
         """The surrogate ε_α of x_n (Theorem 4.3, eq. (15), on the SGD grid), maximized over :attr:`pairs`; ``inf``
         where the accountant cannot evaluate it (no noise, a step size past the stable limit) or it is unbounded."""
-        from privdyn.privacy import hsgd
-
         try:
-            law = hsgd.sgd_grid_law(self.problem, self.n)
-            curve = hsgd.rdp_epsilon(self.renyi_order, law, self.pairs, num_steps=self.n, iterates=[self.n]).value
+            law = sgd_grid_law(self.problem, self.n)
+            curve = surrogate_rdp(self.renyi_order, law, self.pairs, num_steps=self.n, iterates=[self.n]).value
             value = float(np.atleast_1d(curve)[0])
         except ValueError:
             return math.inf
@@ -223,9 +218,7 @@ class HSGDMechanism:
             reason="surrogate")
 
     def _accountant(self) -> str:
-        from privdyn.privacy import hsgd
-
-        return (f"{hsgd.REFERENCE}, Theorem 4.3 eq. (15): Renyi divergence of linearized homogenized-SGD laws, "
+        return (f"{REFERENCE}, Theorem 4.3 eq. (15): Renyi divergence of linearized homogenized-SGD laws, "
                 f"maximized over {self.pairs_source}")
 
     def statement(self, delta: float | None = None) -> PrivacyStatement:
