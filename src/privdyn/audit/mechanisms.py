@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -62,6 +62,9 @@ from privdyn.audit.torch_optimizer import (
     TorchLambdaCGDPoisson,
 )
 from privdyn.privacy.labels import NeighboringRelation, PrivacyLoss
+
+if TYPE_CHECKING:
+    from privdyn.privacy.mechanism import DPSGDMechanism
 
 __all__ = [
     "DPGDCanary",
@@ -225,7 +228,7 @@ class DPSGDCanary(Mechanism):
 
         return LambdaCGD(self.noise_correlation)
 
-    def record(self) -> Any:
+    def record(self) -> DPSGDMechanism:
         """The audited run's :class:`~privdyn.privacy.mechanism.DPSGDMechanism` record."""
         from privdyn.privacy.mechanism import DPSGDMechanism
 
