@@ -89,12 +89,19 @@ class DPSGDMechanism:
     Attributes:
         noise_multiplier: κ >= 0, the noise std on the sum of clipped per-example gradients divided by the clip.
         n, batch_size, num_steps: dataset size, (expected) batch size B <= n, number of steps T.
-        sampler: how records join the steps (:data:`privdyn.privacy.labels.SAMPLERS`).
-        neighboring: ``"replace_one"``, ``"add_remove"`` or ``"zero_out"``.
+        sampler: how records join the steps (:data:`privdyn.privacy.labels.SAMPLERS`; a
+            :class:`~privdyn.privacy.labels.Sampler` is stored as its string value).
+        neighboring: ``"replace_one"``, ``"add_remove"`` or ``"zero_out"`` (stored as a
+            :class:`~privdyn.privacy.labels.NeighboringRelation`).
         strategy: the noise strategy (:mod:`privdyn.privacy.correlated`; independent noise by default).
 
+    The record is where privdyn accounts and calibrates DP-SGD: :meth:`privacy_loss` (ε) and :meth:`calibration`
+    (κ, with its label and source) call the allow-list row's accountant; the planner, ``privdyn.torch``, the audit and
+    :func:`~privdyn.privacy.accounting.dpsgd_epsilon` / :func:`~privdyn.privacy.accounting.dpsgd_noise_multiplier`
+    build a record and ask it.
+
     Raises (at construction):
-        NotAccountableError: the (noise, sampler, neighbouring) triple is not on the allow-list.
+        NotAccountableError: the (noise, sampler, neighbouring) triple is not on the allow-list (checked first).
         ValueError: bad input (the message names the parameter).
     """
 
