@@ -6,11 +6,9 @@ for every candidate noise strategy (:mod:`privdyn.privacy.correlated`), and rank
 proxy below.
 
 **Privacy.** Every κ comes from the run's :class:`~privdyn.privacy.mechanism.DPSGDMechanism` record (its
-``calibration``, by the accountant the allow-list :data:`privdyn.privacy.accounting.ALLOW_LIST` assigns to the
-(strategy, sampler, neighbouring relation)): this module has no list of its own, so a row added there is accepted. A
-combination off the list, or whose accountant's conditions fail (Theorem F.12 holds only for ε ≤ 1 and
-rT ≥ 3 ln(2/δ)), is refused with :class:`~privdyn.privacy.accounting.NotAccountableError` (a ``ValueError``) when the
-user named the strategy, and listed as refused when it was only one of the default candidates.
+``calibration``, by the accountant that :data:`privdyn.privacy.accounting.ALLOW_LIST` assigns to the strategy,
+sampler and relation). A combination off the list, or whose accountant's conditions fail (Theorem F.12: ε ≤ 1 and
+rT ≥ 3 ln(2/δ)), is refused (``NotAccountableError``) when the user named the strategy, else listed as refused.
 
 **Utility proxy** (the matrix-factorization error of Denisov et al. 2022, arXiv 2202.08312, §2, and
 Choquette-Choo et al. 2023, arXiv 2211.06530, eq. (1): the "mean squared error" of the noisy prefix sums that
@@ -233,8 +231,7 @@ def _calibrate(strategy: correlated.Strategy, epsilon: float, s: _Sizes, rtol: f
     Rows of the amplified bound are calibrated at ``ranking_rtol`` (if looser than ``rtol``), the others at ``rtol``;
     ``cache`` (keyed by strategy, sampler, ε and the tolerance used) saves repeated calibrations within a plan.
     """
-    mechanism = s.mechanism(strategy)
-    row = mechanism.row
+    row = (mechanism := s.mechanism(strategy)).row
     used = max(rtol, ranking_rtol) if _is_slow(row) else rtol
     key = (repr(strategy), s.sampler, float(epsilon), used)
     if cache is not None and key in cache:
