@@ -1,5 +1,6 @@
 """The torch run's accountant: privdyn's allow-list, equal to the NumPy accountants, refusals before training."""
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -163,3 +164,24 @@ def test_calibration_reaches_the_target():
                                             per_example="vmap")
     assert private.calibration.quantity == "noise_multiplier"
     assert float(private.accountant.epsilon(STEPS, DELTA)) <= 0.8 * (1 + 1e-12)
+
+
+def test_accountant_accounts_calibrates_and_checkpoints_through_its_record():
+    """epsilon, the calibration and the checkpoint's mechanism all come from the run's DPSGDMechanism record."""
+    from privdyn.privacy.mechanism import DPSGDMechanism
+    from privdyn.torch.accountant import MECHANISM_FIELDS, DPSGDAccountant, calibrate_noise_multiplier
+
+    batches = _batches(sampler="poisson", neighboring="add_remove")
+    accountant = DPSGDAccountant(cn.Independent(), batches, noise_multiplier=1.1, num_steps=STEPS)
+    accountant.step(40)
+    record = DPSGDMechanism(noise_multiplier=1.1, n=N, batch_size=BATCH, num_steps=40, sampler="poisson",
+                            neighboring="add_remove")
+    assert float(accountant.privacy_spent(DELTA)) == float(record.privacy_loss(DELTA).value)
+    assert accountant.record(40).noise_multiplier == record.noise_multiplier
+    saved = accountant.state_dict()["mechanism"]
+    assert set(saved) == set(MECHANISM_FIELDS)
+    assert {k: v for k, v in saved.items() if k != "strategy"} == {
+        "sampler": record.sampler, "n": record.n, "batch_size": record.batch_size,
+        "neighboring": record.neighboring.value, "noise_multiplier": record.noise_multiplier}
+    kappa = calibrate_noise_multiplier(cn.Independent(), batches, epsilon=2.0, delta=DELTA, num_steps=STEPS)
+    assert float(kappa) == float(dataclasses.replace(record, num_steps=STEPS).calibration(2.0, DELTA).value)

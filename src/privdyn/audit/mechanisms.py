@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -61,7 +61,10 @@ from privdyn.audit.torch_optimizer import (
     TorchLambdaCGDFixedSize,
     TorchLambdaCGDPoisson,
 )
-from privdyn.privacy.labels import PrivacyLoss
+from privdyn.privacy.labels import NeighboringRelation, PrivacyLoss
+
+if TYPE_CHECKING:
+    from privdyn.privacy.mechanism import DPSGDMechanism
 
 __all__ = [
     "DPGDCanary",
@@ -225,12 +228,16 @@ class DPSGDCanary(Mechanism):
 
         return LambdaCGD(self.noise_correlation)
 
-    def reported(self) -> PrivacyLoss:
-        from privdyn.privacy.accounting import dpsgd_epsilon
+    def record(self) -> DPSGDMechanism:
+        """The audited run's :class:`~privdyn.privacy.mechanism.DPSGDMechanism` record."""
+        from privdyn.privacy.mechanism import DPSGDMechanism
 
-        return dpsgd_epsilon(self._strategy(), noise_multiplier=self.noise_multiplier, n=self.n,
-                             batch_size=self.batch_size, num_steps=self.num_steps, delta=self.delta,
-                             sampler=self.sampler, neighboring=self.neighboring)
+        return DPSGDMechanism(strategy=self._strategy(), noise_multiplier=self.noise_multiplier, n=self.n,
+                              batch_size=self.batch_size, num_steps=self.num_steps, sampler=self.sampler,
+                              neighboring=NeighboringRelation(self.neighboring))
+
+    def reported(self) -> PrivacyLoss:
+        return self.record().privacy_loss(self.delta)
 
     end_to_end_steps: int = 8000
     """Steps per dataset of :class:`privdyn.algorithms.dpsgd.DPSGD` itself, for the law check (:meth:`run`): that

@@ -5,12 +5,10 @@
 for every candidate noise strategy (:mod:`privdyn.privacy.correlated`), and ranks the strategies by the utility
 proxy below.
 
-**Privacy.** Every κ comes from :func:`privdyn.privacy.accounting.dpsgd_noise_multiplier`, the accountant that the
-allow-list (:data:`privdyn.privacy.accounting.ALLOW_LIST`) assigns to the (strategy, sampler, neighbouring
-relation): this module has no list of its own, so a row added there is accepted here. A combination that is not on
-the list, or whose accountant's conditions fail (Theorem F.12 holds only for ε ≤ 1 and rT ≥ 3 ln(2/δ)), is refused
-with the dispatcher's :class:`~privdyn.privacy.accounting.NotAccountableError` (a ``ValueError``) when the user named
-the strategy, and listed as refused when it was only one of the default candidates.
+**Privacy.** Every κ comes from the run's :class:`~privdyn.privacy.mechanism.DPSGDMechanism` record (its
+``calibration``, by the accountant that :data:`privdyn.privacy.accounting.ALLOW_LIST` assigns to the strategy,
+sampler and relation). A combination off the list, or whose accountant's conditions fail (Theorem F.12: ε ≤ 1 and
+rT ≥ 3 ln(2/δ)), is refused (``NotAccountableError``) when the user named the strategy, else listed as refused.
 
 **Utility proxy** (the matrix-factorization error of Denisov et al. 2022, arXiv 2202.08312, §2, and
 Choquette-Choo et al. 2023, arXiv 2211.06530, eq. (1): the "mean squared error" of the noisy prefix sums that
@@ -66,6 +64,7 @@ from privdyn.plan._budget import PlanningShare, PrivacyStatement
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification, _fmt, json_ready
 from privdyn.privacy import accounting, correlated
 from privdyn.privacy.labels import DPSGD_SAMPLERS, NeighboringRelation, Sampler, as_neighboring, as_sampler
+from privdyn.privacy.mechanism import DPSGDMechanism
 
 __all__ = ["DPSGDPlan", "RefusedPair", "dpsgd", "parse_samplers", "parse_strategy", "strategy_spec", "prefix_sum_mse",
            "DEFAULT_STRATEGIES"]
@@ -192,6 +191,11 @@ class _Sizes:
     neighboring: NeighboringRelation
     clip: float
 
+    def mechanism(self, strategy: correlated.Strategy, noise_multiplier: float = 0.0) -> DPSGDMechanism:
+        """The run's record (refused if off the allow-list); κ = 0 for a record to calibrate."""
+        return DPSGDMechanism(strategy=strategy, noise_multiplier=noise_multiplier, n=self.n, sampler=self.sampler,
+                              batch_size=self.batch_size, num_steps=self.num_steps, neighboring=self.neighboring)
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class _Ranked:
@@ -227,14 +231,12 @@ def _calibrate(strategy: correlated.Strategy, epsilon: float, s: _Sizes, rtol: f
     Rows of the amplified bound are calibrated at ``ranking_rtol`` (if looser than ``rtol``), the others at ``rtol``;
     ``cache`` (keyed by strategy, sampler, ε and the tolerance used) saves repeated calibrations within a plan.
     """
-    row = accounting.accountant_for(strategy, sampler=s.sampler, neighboring=s.neighboring)
+    row = (mechanism := s.mechanism(strategy)).row
     used = max(rtol, ranking_rtol) if _is_slow(row) else rtol
     key = (repr(strategy), s.sampler, float(epsilon), used)
     if cache is not None and key in cache:
         return cache[key]
-    loss = accounting.dpsgd_noise_multiplier(strategy, epsilon=epsilon, delta=s.delta, n=s.n,
-                                             batch_size=s.batch_size, num_steps=s.num_steps, sampler=s.sampler,
-                                             neighboring=s.neighboring, rtol=used)
+    loss = mechanism.calibration(epsilon, s.delta, rtol=used)
     kappa = float(loss.value)
     mse, last = prefix_sum_mse(strategy, noise_multiplier=kappa, num_steps=s.num_steps, clip=s.clip)
     ranked = _Ranked(strategy=strategy, sampler=s.sampler, row=row, noise_multiplier=kappa,
@@ -480,9 +482,7 @@ def run_statement(strategy: correlated.Strategy, row: accounting.AllowListRow, n
     """
     from privdyn.privacy import correlated_calibration
 
-    loss = accounting.dpsgd_epsilon(strategy, noise_multiplier=noise_multiplier, n=s.n,
-                                    batch_size=s.batch_size, num_steps=s.num_steps, delta=delta, sampler=s.sampler,
-                                    neighboring=s.neighboring)
+    loss = s.mechanism(strategy, noise_multiplier).privacy_loss(delta)
     rdp_curve = None
     conversion = None
     if row.accountant == "dp_accounting_rdp":  # the row's accountant is an RDP curve: publish it

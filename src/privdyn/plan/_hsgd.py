@@ -34,24 +34,18 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privdyn import _check
-from privdyn.plan._budget import PlanningShare, PrivacyStatement
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
-from privdyn.privacy.labels import Guarantee, NeighboringRelation
 from privdyn.schedules import Constant
 
 if TYPE_CHECKING:
-
     from privdyn.privacy.hsgd import NeighboringPairs
+    from privdyn.privacy.hsgd.mechanism import HSGDMechanism
     from privdyn.spectra import Spectrum
 
 __all__ = ["HSGDPlan", "hsgd", "STEP_FRACTIONS"]
 
 STEP_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.4)
 """Searched step sizes, as fractions of the largest stable constant learning rate."""
-NOISE_GRID = tuple(np.geomspace(1e-2, 1e3, 16).tolist())
-"""Searched noise stds, relative to the root-mean-square gradient norm at the start."""
-BISECTIONS = 6
-"""Bisection steps (in log σ) between the last σ that misses the target and the first that meets it."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, eq=False)
@@ -63,6 +57,7 @@ class _Setting:
     pairs: Any
     gamma_max: float
     gradient_scale: float
+    pairs_source: str = "the given pairs"
 
 
 def _problem(s: _Setting, step_size: float, noise_std: float) -> Any:
@@ -73,17 +68,16 @@ def _problem(s: _Setting, step_size: float, noise_std: float) -> Any:
                         noise_std=noise_std)
 
 
-def _surrogate(s: _Setting, step_size: float, noise_std: float) -> float:
-    from privdyn.privacy import hsgd as accountant
+def _mechanism(s: _Setting, step_size: float, noise_std: float) -> HSGDMechanism:
+    """The run's record: the privacy of one pass at this step size and noise."""
+    from privdyn.privacy.hsgd.mechanism import HSGDMechanism
 
-    try:
-        law = accountant.sgd_grid_law(_problem(s, step_size, noise_std), s.n)
-        curve = np.atleast_1d(accountant.rdp_epsilon(s.renyi_order, law, s.pairs, num_steps=s.n,
-                                                     iterates=[s.n]).value)
-        value = float(curve[0])
-    except ValueError:
-        return math.inf
-    return value if math.isfinite(value) else math.inf
+    return HSGDMechanism(problem=_problem(s, step_size, noise_std), n=s.n, renyi_order=s.renyi_order, pairs=s.pairs,
+                         pairs_source=s.pairs_source)
+
+
+def _surrogate(s: _Setting, step_size: float, noise_std: float) -> float:
+    return _mechanism(s, step_size, noise_std).rdp_epsilon()
 
 
 def _risk_curve(s: _Setting, step_size: float, noise_std: float) -> Any:
@@ -95,27 +89,13 @@ def _risk_curve(s: _Setting, step_size: float, noise_std: float) -> Any:
 
 
 def _smallest_noise(s: _Setting, step_size: float, target: float) -> tuple[float | None, float, int]:
-    """The smallest σ (grid, then bisection) whose surrogate meets ``target``; also the smallest value seen."""
-    evaluations, best = 0, math.inf
-    previous = None
-    for factor in NOISE_GRID:
-        sigma = factor * s.gradient_scale
-        value = _surrogate(s, step_size, sigma)
-        evaluations += 1
-        best = min(best, value)
-        if value <= target:
-            if previous is None:
-                return sigma, best, evaluations
-            lo, hi = math.log(previous), math.log(sigma)
-            for _ in range(BISECTIONS):
-                mid = 0.5 * (lo + hi)
-                value = _surrogate(s, step_size, math.exp(mid))
-                evaluations += 1
-                best = min(best, value)
-                lo, hi = (lo, mid) if value <= target else (mid, hi)
-            return math.exp(hi), best, evaluations
-        previous = sigma
-    return None, best, evaluations
+    """The smallest σ (the record's grid relative to the gradient scale, then bisection) whose surrogate meets
+    ``target``; also the smallest value seen and the evaluations used."""
+    from privdyn.privacy.hsgd.mechanism import NOISE_GRID
+
+    grid = [factor * s.gradient_scale for factor in NOISE_GRID]
+    found = _mechanism(s, step_size, grid[0]).calibrate_rdp(target, noise_grid=grid)
+    return (None if found.mechanism is None else found.mechanism.noise_std), found.smallest, found.evaluations
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, eq=False)
@@ -232,7 +212,9 @@ def hsgd(*, n: int, d: int | None = None, spectrum: str | Spectrum | ArrayLike =
     initial = 0.5 * (float(np.dot(spec.eigenvalues, design.squared_projections)) + label_noise**2)
     setting = _Setting(n=int(n), design=design, ridge=float(ridge), renyi_order=float(renyi_order), pairs=pairs,
                        gamma_max=float(engine.max_stable_learning_rate(spec, ridge=float(ridge))),
-                       gradient_scale=math.sqrt(2.0 * initial * spec.trace))
+                       gradient_scale=math.sqrt(2.0 * initial * spec.trace),
+                       pairs_source=f"the {pairs.num_pairs} pairs with the largest gradient gap of a sample of the "
+                                    f"assumed design (seed {seed})")
     found = _search(setting, float(rdp_epsilon))
     if not found["rows"]:
         raise ValueError(f"rdp_epsilon={rdp_epsilon!r} (renyi_order {renyi_order:g}) is below what any searched "
@@ -247,20 +229,8 @@ def hsgd(*, n: int, d: int | None = None, spectrum: str | Spectrum | ArrayLike =
         name=f"step_size {r['fraction']:g} x stable limit",
         hyperparameters={"step_size": r["step_size"], "noise_std": r["noise_std"]}, predicted_risk=r["risk"])
         for r in rows[1:])
-    statement = PrivacyStatement(
-        unit="one example (a row (a, b))", neighboring=NeighboringRelation.REPLACE_ONE, sampler="shuffle",
-        released="the last iterate x_n only", guarantee=Guarantee.SURROGATE,
-        accountant=(f"{accountant.REFERENCE}, Theorem 4.3 eq. (15): Renyi divergence of linearized homogenized-SGD "
-                    f"laws, maximized over the {pairs.num_pairs} pairs with the largest gradient gap of a sample of "
-                    "the assumed design (seed " + str(seed) + ")"),
-        planning=PlanningShare(), epsilon=None, delta=None, zcdp=None, training_zcdp=None, rdp_curve=None,
-        conversion=None,
-        assumptions=("a diffusion approximation of noisy SGD (exact as d -> infinity, the paper's Conjecture 3.1)",
-                     "the supremum over neighbours replaced by a maximum over pairs of one assumed sample",
-                     "the differing record at a uniformly random position of one pass (shuffled once)",
-                     "x_0 = 0 fixed and public; no clipping"),
-        extra={"renyi_order": float(renyi_order), "rdp_epsilon": best["rdp_epsilon"],
-               "rdp_epsilon_target": float(rdp_epsilon)})
+    statement = _mechanism(setting, best["step_size"], best["noise_std"]).statement()
+    statement = dataclasses.replace(statement, extra={**statement.extra, "rdp_epsilon_target": float(rdp_epsilon)})
     curve = best["curve"]
     return HSGDPlan(
         family="hsgd", inputs={**description, "n": int(n), "d": d, "target_norm": float(target_norm),

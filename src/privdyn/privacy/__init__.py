@@ -5,9 +5,11 @@ LambdaCGD, renyi_gaussian``; names load on first use, so importing this package 
 as namespaces (``privdyn.privacy.langevin``, ``privdyn.privacy.hsgd``, ...). Where a module's name is generic
 (the hsgd accountant's ``rdp_epsilon``), the flat name carries the paper key (``hsgd_rdp_epsilon``), and the
 dpgd paper's amplification-by-iteration calibration is ``dpgd_noise_calibration`` / ``dpgd_privacy_level``.
-:func:`dpsgd_epsilon` and :func:`dpsgd_noise_multiplier` are the entry points for DP-SGD runs: they account only
-what is on the allow-list (:data:`ALLOW_LIST`) and refuse everything else. Mechanism records
-(:class:`DPSGDMechanism`, :class:`GaussianRelease`, :mod:`privdyn.privacy.mechanism`) describe a mechanism once:
+A DP-SGD run is described once by its :class:`DPSGDMechanism` record, whose ``privacy_loss`` and ``calibration`` are
+where privdyn accounts and calibrates it: only what is on the allow-list (:data:`ALLOW_LIST`), everything else refused
+(:func:`dpsgd_epsilon` and :func:`dpsgd_noise_multiplier` are conveniences that build the record). Mechanism records
+(:class:`DPSGDMechanism`, :class:`GaussianRelease`, :mod:`privdyn.privacy.mechanism`; homogenized SGD's
+:class:`HSGDMechanism`, a ``surrogate``) describe a mechanism once:
 its ``privacy_loss``, ``calibrate``, ``statement`` (a :class:`PrivacyStatement`, with the best membership test's
 true-positive rate) and ``dp_event`` for composing it in dp-accounting. The step normals that drive the
 correlated-noise streams are random streams: :class:`privdyn.rng.StepNormals` and :func:`privdyn.rng.step_normals`
@@ -47,7 +49,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "theorem4_parameters", "tracked_lsi_rdp",
     ),
     "hidden_state": ("ye_shokri_rdp", "ye_shokri_step_rdp"),
-    "hsgd": ("ExactSGDLaw", "NeighboringLaws", "NeighboringPairs", "exact_sgd_law", "exact_sgd_renyi", "sgd_grid_law"),
+    "hsgd": (
+        "ExactSGDLaw", "HSGDMechanism", "NeighboringLaws", "NeighboringPairs", "exact_sgd_law", "exact_sgd_renyi",
+        "sgd_grid_law",
+    ),
     "iteration": ("epsilon_to_rho", "rho_to_epsilon", "rho_to_zcdp"),
     "correlated": (
         "BandedInverse", "BufferedToeplitz", "Independent", "LambdaCGD", "NoiseStream", "SquareRoot", "Strategy",
@@ -157,6 +162,7 @@ if TYPE_CHECKING:
     from privdyn.privacy.hsgd import DIRECTIONS as HSGD_DIRECTIONS  # noqa: F401 - re-exported under this name
     from privdyn.privacy.hsgd import RELEASE_MODES as HSGD_RELEASE_MODES  # noqa: F401 - re-exported under this name
     from privdyn.privacy.hsgd import ExactSGDLaw as ExactSGDLaw
+    from privdyn.privacy.hsgd import HSGDMechanism as HSGDMechanism
     from privdyn.privacy.hsgd import NeighboringLaws as NeighboringLaws
     from privdyn.privacy.hsgd import NeighboringPairs as NeighboringPairs
     from privdyn.privacy.hsgd import average_divergences as hsgd_average_divergences  # noqa: F401 - re-exported under this name

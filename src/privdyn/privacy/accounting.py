@@ -85,7 +85,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privdyn import _check
 from privdyn.privacy import correlated, correlated_calibration
@@ -98,6 +98,9 @@ from privdyn.privacy.labels import (
     as_neighboring,
     as_sampler,
 )
+
+if TYPE_CHECKING:
+    from privdyn.privacy.mechanism import DPSGDMechanism
 
 __all__ = [
     "AMPLIFIED_DISCRETIZATION",
@@ -555,15 +558,33 @@ def refusal_reason(kind: str, sampler: str, neighboring: NeighboringRelation) ->
     return "relation_not_covered"
 
 
-def accountant_for(strategy: correlated.Strategy, *, sampler: Sampler | str,
-                   neighboring: str | NeighboringRelation) -> AllowListRow:
+def accountant_for(strategy: correlated.Strategy | DPSGDMechanism, *, sampler: Sampler | str | None = None,
+                   neighboring: str | NeighboringRelation | None = None) -> AllowListRow:
     """The allow-list row that accounts DP-SGD with this noise, sampler and neighbouring relation.
+
+    Args:
+        strategy: a :class:`~privdyn.privacy.mechanism.DPSGDMechanism` record (then give neither ``sampler`` nor
+            ``neighboring``: the record carries them), or a noise strategy with ``sampler`` and ``neighboring``.
 
     Raises:
         NotAccountableError: the combination is not on :data:`ALLOW_LIST` (the message names it and lists what
             privdyn accounts for this noise).
-        ValueError / TypeError: an unknown sampler or relation, or not a privdyn strategy.
+        ValueError / TypeError: an unknown sampler or relation, or not a privdyn strategy; a record given with a
+            ``sampler`` or ``neighboring``, or a strategy without them.
     """
+    from privdyn.privacy.mechanism import DPSGDMechanism
+
+    if isinstance(strategy, DPSGDMechanism):
+        if sampler is not None or neighboring is not None:
+            raise TypeError("accountant_for takes sampler and neighboring only with a strategy: the DPSGDMechanism "
+                            f"record carries its own (sampler={strategy.sampler!r}, "
+                            f"neighboring={strategy.neighboring.value!r}); got sampler={sampler!r}, "
+                            f"neighboring={neighboring!r}.")
+        record = strategy
+        strategy, sampler, neighboring = record.strategy, record.sampler, record.neighboring
+    elif sampler is None or neighboring is None:
+        raise TypeError("accountant_for needs sampler and neighboring with a strategy (or a DPSGDMechanism record); "
+                        f"got sampler={sampler!r}, neighboring={neighboring!r}.")
     sampler = as_sampler(sampler).value
     relation = _relation(neighboring)
     kind = noise_kind(strategy)
@@ -581,19 +602,23 @@ def accountant_for(strategy: correlated.Strategy, *, sampler: Sampler | str,
         f"({offer}).", reason=reason)
 
 
-def _sizes(n: int, batch_size: int, num_steps: int) -> _Sizes:
-    _check.finite(n=n, batch_size=batch_size, num_steps=num_steps)
-    _check.integer(minimum=1, n=n, batch_size=batch_size, num_steps=num_steps)
-    if int(batch_size) > int(n):
-        raise ValueError(f"batch_size must be <= n = {int(n)}; got batch_size={batch_size!r}.")
-    return _Sizes(int(n), int(batch_size), int(num_steps))
+def _record(strategy: correlated.Strategy, noise_multiplier: float, n: int, batch_size: int, num_steps: int,
+            sampler: Sampler | str, neighboring: str | NeighboringRelation) -> DPSGDMechanism:
+    from privdyn.privacy.mechanism import DPSGDMechanism
 
+    return DPSGDMechanism(strategy=strategy, noise_multiplier=noise_multiplier, n=n, batch_size=batch_size,
+                          num_steps=num_steps, sampler=sampler, neighboring=_relation(neighboring))
 
 
 def dpsgd_epsilon(strategy: correlated.Strategy, *, noise_multiplier: float, n: int, batch_size: int,
                   num_steps: int, delta: float, sampler: Sampler | str,
                   neighboring: str | NeighboringRelation) -> PrivacyLoss:
     """epsilon of ``num_steps`` steps of DP-SGD with this noise strategy, by the allow-listed accountant.
+
+    A convenience kept for compatibility: it builds the
+    :class:`~privdyn.privacy.mechanism.DPSGDMechanism` record and returns its ``privacy_loss(delta)``, where the
+    computation lives. A refused shuffled run with independent noise has the Poisson epsilon and a lower bound on
+    shuffling's in its message (:mod:`privdyn.privacy.shuffling`).
 
     Args:
         strategy: the noise strategy (:mod:`privdyn.privacy.correlated`).
@@ -612,7 +637,7 @@ def dpsgd_epsilon(strategy: correlated.Strategy, *, noise_multiplier: float, n: 
         ValueError: bad input (the message names the parameter).
     """
     try:
-        row = accountant_for(strategy, sampler=sampler, neighboring=neighboring)
+        record = _record(strategy, noise_multiplier, n, batch_size, num_steps, sampler, neighboring)
     except NotAccountableError as error:
         if error.reason != "shuffled_epochs" or noise_kind(strategy) != "independent":
             raise
@@ -625,9 +650,7 @@ def dpsgd_epsilon(strategy: correlated.Strategy, *, noise_multiplier: float, n: 
                                     num_steps=sizes.num_steps, delta=_check.delta(delta),
                                     neighboring=_relation(neighboring))
         raise NotAccountableError(f"{error} {evidence.describe()}", reason=error.reason) from None
-    _check.scalar(noise_multiplier=noise_multiplier)
-    _check.non_negative(noise_multiplier=noise_multiplier)
-    return row.epsilon(strategy, float(noise_multiplier), _sizes(n, batch_size, num_steps), _check.delta(delta))
+    return record.privacy_loss(delta)
 
 
 def dpsgd_noise_multiplier(strategy: correlated.Strategy, *, epsilon: float, delta: float, n: int, batch_size: int,
@@ -635,8 +658,10 @@ def dpsgd_noise_multiplier(strategy: correlated.Strategy, *, epsilon: float, del
                            rtol: float = 1e-4) -> PrivacyLoss:
     """The noise multiplier kappa that makes DP-SGD with this noise (epsilon, delta)-DP, on the safe side.
 
-    The returned kappa's epsilon, as evaluated by the row's accountant, is at most ``epsilon``; where the
-    accountant is a search, kappa is within ``rtol`` of the smallest such kappa.
+    A convenience kept for compatibility: it builds the :class:`~privdyn.privacy.mechanism.DPSGDMechanism` record
+    and returns its ``calibration(epsilon, delta, rtol=rtol)``, where the calibration lives. The returned kappa's
+    epsilon, as evaluated by the row's accountant, is at most ``epsilon``; where the accountant is a search, kappa is
+    within ``rtol`` of the smallest such kappa.
 
     Returns:
         ``PrivacyLoss(value=kappa, guarantee, quantity="noise_multiplier", neighboring, sampler, source)``.
@@ -645,9 +670,14 @@ def dpsgd_noise_multiplier(strategy: correlated.Strategy, *, epsilon: float, del
         NotAccountableError: the combination is not on :data:`ALLOW_LIST`, or the accountant's conditions fail.
         ValueError: bad input (the message names the parameter).
     """
-    row = accountant_for(strategy, sampler=sampler, neighboring=neighboring)
-    _check.scalar(epsilon=epsilon, rtol=rtol)
-    _check.positive(epsilon=epsilon)
-    _check.in_range(1e-12, 1.0, closed="both", rtol=rtol)
-    return row.noise_multiplier(strategy, float(epsilon), _check.delta(delta), _sizes(n, batch_size, num_steps),
-                                float(rtol))
+    record = _record(strategy, 0.0, n, batch_size, num_steps, sampler, neighboring)
+    return record.calibration(epsilon, delta, rtol=rtol)
+
+
+def _sizes(n: int, batch_size: int, num_steps: int) -> _Sizes:
+    _check.finite(n=n, batch_size=batch_size, num_steps=num_steps)
+    _check.integer(minimum=1, n=n, batch_size=batch_size, num_steps=num_steps)
+    if int(batch_size) > int(n):
+        raise ValueError(f"batch_size must be <= n = {int(n)}; got batch_size={batch_size!r}.")
+    return _Sizes(int(n), int(batch_size), int(num_steps))
+

@@ -17,8 +17,9 @@ Records: :class:`DPSGDMechanism` (DP-SGD with a noise strategy, sampler and rela
 :mod:`privdyn.privacy.accounting` decides what is accounted, and construction refuses the rest),
 :class:`GaussianRelease` and :class:`GaussianReleases` (statistics released with Gaussian noise: the planning
 share's and AdaSSP's releases), :class:`NoisyGDMechanism` (langevin: full-batch noisy GD, the last iterate) and
-:class:`OnePassDPGDMechanism` (dpgd: one pass of clipped DP-GD, the final iterate). Homogenized SGD (hsgd) has no
-record: its Rényi numbers are a ``surrogate``, not a guarantee to compose.
+:class:`OnePassDPGDMechanism` (dpgd: one pass of clipped DP-GD, the final iterate). Homogenized SGD (hsgd) has its
+record in :mod:`privdyn.privacy.hsgd.mechanism`: its Rényi numbers are a ``surrogate``, not a guarantee to compose, so
+its ``dp_event`` raises :class:`NotExpressibleError`.
 
 Example, composing a DP-SGD run with a Gaussian release in dp-accounting::
 
@@ -40,14 +41,14 @@ from typing import TYPE_CHECKING
 
 from privdyn import _check
 from privdyn.privacy import correlated
-from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
+from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss, as_neighboring, as_sampler
 from privdyn.privacy.membership import gaussian_tpr, membership_table, pld_tpr
 from privdyn.privacy.statement import Membership, PlanningShare, PrivacyStatement
 
 if TYPE_CHECKING:
     import dp_accounting
 
-    from privdyn.privacy.accounting import AllowListRow
+    from privdyn.privacy.accounting import AllowListRow, _Sizes
 
 __all__ = ["NotExpressibleError", "DPSGDMechanism", "GaussianRelease", "GaussianReleases", "NoisyGDMechanism",
            "OnePassDPGDMechanism", "PLD_INTERVAL"]
@@ -88,12 +89,19 @@ class DPSGDMechanism:
     Attributes:
         noise_multiplier: κ >= 0, the noise std on the sum of clipped per-example gradients divided by the clip.
         n, batch_size, num_steps: dataset size, (expected) batch size B <= n, number of steps T.
-        sampler: how records join the steps (:data:`privdyn.privacy.labels.SAMPLERS`).
-        neighboring: ``"replace_one"``, ``"add_remove"`` or ``"zero_out"``.
+        sampler: how records join the steps (:data:`privdyn.privacy.labels.SAMPLERS`; a
+            :class:`~privdyn.privacy.labels.Sampler` is stored as its string value).
+        neighboring: ``"replace_one"``, ``"add_remove"`` or ``"zero_out"`` (stored as a
+            :class:`~privdyn.privacy.labels.NeighboringRelation`).
         strategy: the noise strategy (:mod:`privdyn.privacy.correlated`; independent noise by default).
 
+    The record is where privdyn accounts and calibrates DP-SGD: :meth:`privacy_loss` (ε) and :meth:`calibration`
+    (κ, with its label and source) call the allow-list row's accountant; the planner, ``privdyn.torch``, the audit and
+    :func:`~privdyn.privacy.accounting.dpsgd_epsilon` / :func:`~privdyn.privacy.accounting.dpsgd_noise_multiplier`
+    build a record and ask it.
+
     Raises (at construction):
-        NotAccountableError: the (noise, sampler, neighbouring) triple is not on the allow-list.
+        NotAccountableError: the (noise, sampler, neighbouring) triple is not on the allow-list (checked first).
         ValueError: bad input (the message names the parameter).
     """
 
@@ -108,41 +116,70 @@ class DPSGDMechanism:
     def __post_init__(self) -> None:
         from privdyn.privacy import accounting
 
+        object.__setattr__(self, "neighboring", as_neighboring(self.neighboring))
+        object.__setattr__(self, "sampler", as_sampler(self.sampler).value)
+        accounting.accountant_for(self.strategy, sampler=self.sampler, neighboring=self.neighboring)  # refusals first
         _check.scalar(noise_multiplier=self.noise_multiplier)
         _check.finite(noise_multiplier=self.noise_multiplier, n=self.n, batch_size=self.batch_size,
                       num_steps=self.num_steps)
         _check.non_negative(noise_multiplier=self.noise_multiplier)
         _check.integer(minimum=1, n=self.n, batch_size=self.batch_size, num_steps=self.num_steps)
         if self.batch_size > self.n:
-            raise ValueError(f"batch_size must be <= n = {self.n}; got batch_size={self.batch_size}.")
+            raise ValueError(f"batch_size must be <= n = {int(self.n)}; got batch_size={self.batch_size!r}.")
         object.__setattr__(self, "noise_multiplier", float(self.noise_multiplier))
-        object.__setattr__(self, "neighboring", NeighboringRelation(self.neighboring))
-        accounting.accountant_for(self.strategy, sampler=self.sampler, neighboring=self.neighboring)
+        for name in ("n", "batch_size", "num_steps"):
+            object.__setattr__(self, name, int(getattr(self, name)))
 
     @property
     def row(self) -> AllowListRow:
-        """The allow-list row that accounts this mechanism."""
+        """The allow-list row that accounts this mechanism (:func:`privdyn.privacy.accounting.accountant_for`)."""
         from privdyn.privacy import accounting
 
         return accounting.accountant_for(self.strategy, sampler=self.sampler, neighboring=self.neighboring)
 
-    def privacy_loss(self, delta: float) -> PrivacyLoss:
-        """ε at ``delta`` by the allow-listed accountant (:func:`privdyn.privacy.accounting.dpsgd_epsilon`)."""
-        from privdyn.privacy import accounting
+    def _sizes(self) -> _Sizes:
+        from privdyn.privacy.accounting import _Sizes
 
-        return accounting.dpsgd_epsilon(self.strategy, noise_multiplier=self.noise_multiplier, n=self.n,
-                                        batch_size=self.batch_size, num_steps=self.num_steps, delta=_check.delta(delta),
-                                        sampler=self.sampler, neighboring=self.neighboring)
+        return _Sizes(self.n, self.batch_size, self.num_steps)
+
+    def privacy_loss(self, delta: float) -> PrivacyLoss:
+        """ε at ``delta`` by the allow-listed accountant (the row's ``epsilon``; ``inf`` at κ = 0): the one place
+        privdyn computes a DP-SGD run's ε (:func:`privdyn.privacy.accounting.dpsgd_epsilon` builds this record).
+
+        Returns:
+            ``PrivacyLoss(value=epsilon, guarantee, quantity="epsilon", neighboring, sampler, source)``.
+
+        Raises:
+            NotAccountableError: the accountant's conditions fail.
+        """
+        return self.row.epsilon(self.strategy, self.noise_multiplier, self._sizes(), _check.delta(delta))
+
+    def calibration(self, epsilon: float, delta: float, *, rtol: float = 1e-4) -> PrivacyLoss:
+        """The noise multiplier κ that makes this run (ε, δ)-DP, on the safe side, with its label and source: the
+        one place privdyn calibrates DP-SGD noise (:meth:`calibrate` and
+        :func:`privdyn.privacy.accounting.dpsgd_noise_multiplier` use it). The record's own ``noise_multiplier`` is
+        not used (build the record with any, e.g. 0).
+
+        κ's ε, as evaluated by the row's accountant, is at most ``epsilon``; where the accountant is a search, κ is
+        within ``rtol`` of the smallest such κ.
+
+        Returns:
+            ``PrivacyLoss(value=kappa, guarantee, quantity="noise_multiplier", neighboring, sampler, source)``.
+
+        Raises:
+            NotAccountableError: the accountant's conditions fail.
+            ValueError: bad ``epsilon``, ``delta`` or ``rtol`` (the message names it).
+        """
+        _check.scalar(epsilon=epsilon, rtol=rtol)
+        _check.positive(epsilon=epsilon)
+        _check.in_range(1e-12, 1.0, closed="both", rtol=rtol)
+        return self.row.noise_multiplier(self.strategy, float(epsilon), _check.delta(delta), self._sizes(),
+                                         float(rtol))
 
     def calibrate(self, epsilon: float, delta: float, *, rtol: float = 1e-4) -> DPSGDMechanism:
-        """The same mechanism with the noise multiplier that makes it (ε, δ)-DP, on the safe side, within ``rtol``
-        of the smallest (:func:`privdyn.privacy.accounting.dpsgd_noise_multiplier`)."""
-        from privdyn.privacy import accounting
-
-        kappa = accounting.dpsgd_noise_multiplier(self.strategy, epsilon=epsilon, delta=_check.delta(delta), n=self.n,
-                                                  batch_size=self.batch_size, num_steps=self.num_steps,
-                                                  sampler=self.sampler, neighboring=self.neighboring, rtol=rtol)
-        return dataclasses.replace(self, noise_multiplier=float(kappa.value))
+        """The same mechanism with the noise multiplier of :meth:`calibration` (on the safe side, within ``rtol``
+        of the smallest)."""
+        return dataclasses.replace(self, noise_multiplier=float(self.calibration(epsilon, delta, rtol=rtol).value))
 
     @property
     def dp_neighboring(self) -> dp_accounting.NeighboringRelation:

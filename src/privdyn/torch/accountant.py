@@ -4,7 +4,7 @@ Every (noise strategy, sampler, neighbouring relation) goes through :func:`privd
 which either names the accountant that covers it (with its guarantee label) or raises
 :class:`~privdyn.privacy.accounting.NotAccountableError`: a combination it refuses is refused when the
 :class:`DPSGDAccountant` is built, before any training step. ``epsilon`` and the calibrated ``noise_multiplier`` come
-from :func:`~privdyn.privacy.accounting.dpsgd_epsilon` and :func:`~privdyn.privacy.accounting.dpsgd_noise_multiplier`:
+from the run's :class:`~privdyn.privacy.mechanism.DPSGDMechanism` record (``privacy_loss`` and ``calibration``):
 dp-accounting for independent noise (the random-allocation PLD under random allocation);
 for lambda-CGD, banded-inverse, Toeplitz and BLT noise under fixed-size
 (zero-out) or Poisson sampling, the amplified bound of Theorem F.8's pair (Wang et al., arXiv 2605.12648; conditional
@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privdyn import _check
 from privdyn.privacy.correlated import Strategy
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
 from privdyn.torch.sampler import BatchSampler, Participation, resolve_participation
+
+if TYPE_CHECKING:
+    from privdyn.privacy.mechanism import DPSGDMechanism
 
 __all__ = ["STATE_FORMAT", "DPSGDAccountant", "calibrate_noise_multiplier"]
 
@@ -37,14 +40,19 @@ STATE_FORMAT = "privdyn.torch.DPSGDAccountant/2"
 """The ``format`` entry of :meth:`DPSGDAccountant.state_dict` (the first format was ``{"steps": n}`` alone)."""
 
 MECHANISM_FIELDS = ("strategy", "sampler", "n", "batch_size", "neighboring", "noise_multiplier")
-"""What a checkpoint records of the mechanism, and what :meth:`DPSGDAccountant.load_state_dict` compares."""
+"""What a checkpoint records of the mechanism, and what :meth:`DPSGDAccountant.load_state_dict` compares: the fields
+of the run's :class:`~privdyn.privacy.mechanism.DPSGDMechanism` record but ``num_steps`` (the checkpoint's ``steps``
+is the horizon so far)."""
 
 
-def _accounting() -> Any:
-    """The allow-list module (imported on first use: it loads dp-accounting)."""
-    from privdyn.privacy import accounting
+def _record(strategy: Strategy, participation: Participation, *, noise_multiplier: float,
+            num_steps: int) -> DPSGDMechanism:
+    """The record of ``num_steps`` steps over ``participation`` (refused if off the allow-list)."""
+    from privdyn.privacy.mechanism import DPSGDMechanism
 
-    return accounting
+    return DPSGDMechanism(strategy=strategy, noise_multiplier=noise_multiplier, n=participation.n,
+                          batch_size=participation.batch_size, num_steps=num_steps, sampler=participation.sampler,
+                          neighboring=NeighboringRelation(participation.neighboring))
 
 
 class DPSGDAccountant:
@@ -101,15 +109,16 @@ class DPSGDAccountant:
               num_steps: int | None, delta: float | None) -> None:
         _check.scalar(noise_multiplier=noise_multiplier)
         _check.non_negative(noise_multiplier=noise_multiplier)
-        self.row = _accounting().accountant_for(strategy, sampler=participation.sampler,
-                                                neighboring=participation.neighboring)
+        if num_steps is not None:
+            _check.integer(minimum=1, num_steps=num_steps)
+        self.num_steps = None if num_steps is None else int(num_steps)
+        record = _record(strategy, participation, noise_multiplier=float(noise_multiplier),
+                         num_steps=1 if num_steps is None else int(num_steps))
+        self.row = record.row
         self.strategy, self.participation = strategy, participation
         self.sampler, self.neighboring = participation.sampler, participation.neighboring
         self.n, self.batch_size, self.noise_multiplier = participation.n, participation.batch_size, float(
             noise_multiplier)
-        if num_steps is not None:
-            _check.integer(minimum=1, num_steps=num_steps)
-        self.num_steps = None if num_steps is None else int(num_steps)
         self.steps = 0
         if delta is not None and self.num_steps is not None:
             self.planned = self.epsilon(self.num_steps, delta)
@@ -122,11 +131,18 @@ class DPSGDAccountant:
                              f"num_steps={self.num_steps}.")
         self.steps += int(count)
 
+    def record(self, num_steps: int | None = None) -> DPSGDMechanism:
+        """The :class:`~privdyn.privacy.mechanism.DPSGDMechanism` of ``num_steps`` steps of this run (default: the
+        planned horizon, else the steps taken; at least one)."""
+        if num_steps is None:
+            num_steps = self.num_steps if self.num_steps is not None else max(self.steps, 1)
+        return _record(self.strategy, self.participation, noise_multiplier=self.noise_multiplier,
+                       num_steps=num_steps)
+
     def epsilon(self, num_steps: int, delta: float) -> PrivacyLoss:
-        """``epsilon`` of ``num_steps`` steps at ``delta`` (label, relation and sampler in the result)."""
-        return _accounting().dpsgd_epsilon(self.strategy, noise_multiplier=self.noise_multiplier, n=self.n,
-                                           batch_size=self.batch_size, num_steps=num_steps, delta=delta,
-                                           sampler=self.sampler, neighboring=self.neighboring)
+        """``epsilon`` of ``num_steps`` steps at ``delta`` (label, relation and sampler in the result): the record's
+        ``privacy_loss``."""
+        return self.record(num_steps).privacy_loss(delta)
 
     def privacy_spent(self, delta: float) -> PrivacyLoss:
         """``epsilon`` of the steps taken so far, at ``delta``."""
@@ -141,9 +157,11 @@ class DPSGDAccountant:
     def mechanism(self) -> dict[str, str | int | float]:
         """The accounted mechanism, as a checkpoint records it: the noise strategy with its parameters (its exact
         ``repr``), the sampler kind, ``n``, the (expected) batch size (the rate is ``batch_size / n``), the
-        neighbouring relation and the noise multiplier."""
-        return {"strategy": repr(self.strategy), "sampler": self.sampler, "n": self.n, "batch_size": self.batch_size,
-                "neighboring": self.neighboring, "noise_multiplier": self.noise_multiplier}
+        neighbouring relation and the noise multiplier: the fields :data:`MECHANISM_FIELDS` of :meth:`record`."""
+        record = self.record()
+        return {"strategy": repr(record.strategy), "sampler": record.sampler, "n": record.n,
+                "batch_size": record.batch_size, "neighboring": record.neighboring.value,
+                "noise_multiplier": record.noise_multiplier}
 
     def state_dict(self) -> dict[str, Any]:
         """``{"format", "mechanism", "steps"}``: the steps taken and the mechanism they were taken under
@@ -216,10 +234,8 @@ def calibrate_noise_multiplier(strategy: Strategy, batch_sampler: BatchSampler |
 def calibrate_participation(strategy: Strategy, participation: Participation, *, epsilon: float, delta: float,
                             num_steps: int, rtol: float = 1e-4) -> PrivacyLoss:
     """:func:`calibrate_noise_multiplier` of a participation already resolved."""
-    loss = _accounting().dpsgd_noise_multiplier(strategy, epsilon=epsilon, delta=delta, n=participation.n,
-                                                batch_size=participation.batch_size, num_steps=num_steps,
-                                                sampler=participation.sampler,
-                                                neighboring=participation.neighboring, rtol=rtol)
+    loss = _record(strategy, participation, noise_multiplier=0.0, num_steps=num_steps).calibration(epsilon, delta,
+                                                                                                  rtol=rtol)
     if not math.isfinite(float(loss)):
         raise ValueError(f"no finite noise_multiplier reaches epsilon={epsilon!r} at delta={delta!r}.")
     return loss

@@ -115,12 +115,14 @@ def compute_amplified_unit(params: Mapping[str, Any], rtol: float) -> dict[str, 
 
 def compute_exact_unit(params: Mapping[str, Any]) -> dict[str, Any]:
     """dp-accounting's PLD calibration of the Poisson-subsampled Gaussian (add-remove) at a reference setting."""
-    from privdyn.privacy import correlated_calibration as calibration
+    from privdyn.privacy.labels import NeighboringRelation
+    from privdyn.privacy.mechanism import DPSGDMechanism
 
     setting = _settings()[int(params["row"])]
-    sizes = {k: setting[k] for k in ("n", "batch_size", "num_steps", "epsilon", "delta")}
-    loss = calibration.noise_multiplier_dp_accounting(sampler="poisson", neighboring="add_remove",
-                                                      rtol=AMPLIFIED_EXACT_RTOL, **sizes)
+    record = DPSGDMechanism(noise_multiplier=0.0, n=setting["n"], batch_size=setting["batch_size"],
+                            num_steps=setting["num_steps"], sampler="poisson",
+                            neighboring=NeighboringRelation.ADD_REMOVE)
+    loss = record.calibration(setting["epsilon"], setting["delta"], rtol=AMPLIFIED_EXACT_RTOL)
     return {"kappa": float(loss.value), "neighboring": loss.neighboring.value, "guarantee": loss.guarantee.value}
 
 

@@ -14,6 +14,8 @@ from privdyn import _check
 from privdyn.experiments.kan_privacy import amplified
 from privdyn.experiments.kan_privacy.common import CLAIM, INVARIANT, PAPER, _check_noise_correlations
 from privdyn.privacy import correlated_calibration as calibration
+from privdyn.privacy.labels import NeighboringRelation
+from privdyn.privacy.mechanism import DPSGDMechanism
 from privdyn.reference.kan_noise_multipliers import reference_noise_multiplier_d9, reference_noise_multiplier_f12
 from privdyn.runs.base import Experiment, Findings, Unit
 from privdyn.runs.config import ExperimentConfig
@@ -131,6 +133,13 @@ class CalibrationConfig(ExperimentConfig):
 _SIZE_KEYS = ("n", "batch_size", "num_steps", "delta")
 
 
+def _dpsgd(noise_multiplier: float, *, sampler: str, neighboring: str, n: int, batch_size: int,
+           num_steps: int) -> DPSGDMechanism:
+    """The DP-SGD record (independent noise) whose allow-listed accountant is dp-accounting's for this sampler."""
+    return DPSGDMechanism(noise_multiplier=noise_multiplier, n=n, batch_size=batch_size, num_steps=num_steps,
+                          sampler=sampler, neighboring=NeighboringRelation(neighboring))
+
+
 def _f12_or_refusal(lam: float, *, constant: float, **setting: Any) -> dict[str, Any]:
     try:
         loss = calibration.noise_multiplier_theorem_f12(lam, constant=constant, **setting)
@@ -225,9 +234,8 @@ class Calibration(Experiment):
     def _dp_accounting_unit(config: CalibrationConfig, sampling: str, eps: float) -> dict[str, Any]:
         sizes = {k: getattr(config, k) for k in ("n", "batch_size", "num_steps")}
         sampler = "fixed_size" if sampling == "without_replacement" else "poisson"
-        loss = calibration.noise_multiplier_dp_accounting(epsilon=eps, delta=config.delta, sampler=sampler,
-                                                          neighboring=dict(DP_ACCOUNTING_SAMPLINGS)[sampling],
-                                                          rtol=config.calibration_rtol, **sizes)
+        loss = _dpsgd(0.0, sampler=sampler, neighboring=dict(DP_ACCOUNTING_SAMPLINGS)[sampling],
+                      **sizes).calibration(eps, config.delta, rtol=config.calibration_rtol)
         kappa = float(loss.value)
         below = kappa / (1.0 + config.calibration_rtol)
         out = {"value": kappa, "guarantee": loss.guarantee.value, "neighboring": loss.neighboring.value,
@@ -236,8 +244,8 @@ class Calibration(Experiment):
                "kappa_below": below}
         if sampling == "without_replacement":  # D.9 is heuristic: what does the tight accountant say of its kappa?
             d9 = float(calibration.noise_multiplier_theorem_d9(epsilon=eps, delta=config.delta, **sizes).value)
-            out["d9_epsilon"] = float(calibration.epsilon_dp_accounting(d9, delta=config.delta, sampler="fixed_size",
-                                                                        neighboring="replace_one", **sizes).value)
+            out["d9_epsilon"] = float(_dpsgd(d9, sampler="fixed_size", neighboring="replace_one",
+                                             **sizes).privacy_loss(config.delta).value)
         return out
 
     @staticmethod
@@ -249,9 +257,8 @@ class Calibration(Experiment):
                for lam in _TABLE_LAMBDAS]
         fixed_size: dict[str, Any] = {"sampler": "fixed_size", "neighboring": "replace_one"}
         out = {"d9": d9, "f12": f12,
-               "epsilon_half": float(calibration.epsilon_dp_accounting(d9, delta=delta, **fixed_size, **sizes).value),
-               "epsilon_full": float(calibration.epsilon_dp_accounting(2.0 * d9, delta=delta, **fixed_size,
-                                                                      **sizes).value)}
+               "epsilon_half": float(_dpsgd(d9, **fixed_size, **sizes).privacy_loss(delta).value),
+               "epsilon_full": float(_dpsgd(2.0 * d9, **fixed_size, **sizes).privacy_loss(delta).value)}
         if row == 0:
             out["f12_min_steps"] = _smallest_accepted_steps(n=n, batch_size=batch_size, epsilon=eps, delta=delta)
         return out

@@ -14,6 +14,8 @@ from scipy import stats
 from privdyn.data.classification import load_binary_dataset, scale_to_unit_ball
 from privdyn.models.kan import KAN
 from privdyn.privacy import correlated_calibration as cal
+from privdyn.privacy.labels import NeighboringRelation
+from privdyn.privacy.mechanism import DPSGDMechanism
 from privdyn.rng import generator
 from privdyn.runs.config import ExperimentConfig
 from privdyn.runs.naming import unit_key
@@ -122,10 +124,16 @@ def reference_clipped_sgd(model: KAN, initial_params: np.ndarray, x: np.ndarray,
     return params
 
 
+def _dpsgd(n: int, batch_size: int, num_steps: int, *, sampler: str, neighboring: str) -> DPSGDMechanism:
+    """The DP-SGD record (independent noise) to calibrate: its allow-listed accountant is dp-accounting's."""
+    return DPSGDMechanism(noise_multiplier=0.0, n=n, batch_size=batch_size, num_steps=num_steps, sampler=sampler,
+                          neighboring=NeighboringRelation(neighboring))
+
+
 @functools.lru_cache(maxsize=64)
 def _dp_accounting_kappa(n: int, batch_size: int, num_steps: int, epsilon: float, delta: float) -> float:
-    return float(cal.noise_multiplier_dp_accounting(n=n, batch_size=batch_size, num_steps=num_steps, epsilon=epsilon,
-                                                    delta=delta, sampler="fixed_size", neighboring="replace_one"))
+    return float(_dpsgd(n, batch_size, num_steps, sampler="fixed_size",
+                        neighboring="replace_one").calibration(epsilon, delta).value)
 
 
 @functools.lru_cache(maxsize=64)
@@ -152,9 +160,8 @@ def calibrated_kappa(n: int, batch_size: int, num_steps: int, epsilon: float, de
 def poisson_pld_kappa(n: int, batch_size: int, num_steps: int, epsilon: float, delta: float) -> float:
     """dp-accounting's PLD calibration of the Poisson-subsampled Gaussian (add-remove, multiplier kappa, rtol 1e-4):
     the lambda = 0 reference of the calibrated panel (the Theorem F.8 pair at lambda = 0 is this mechanism)."""
-    return float(cal.noise_multiplier_dp_accounting(n=n, batch_size=batch_size, num_steps=num_steps, epsilon=epsilon,
-                                                    delta=delta, sampler="poisson", neighboring="add_remove",
-                                                    rtol=POISSON_PLD_RTOL))
+    return float(_dpsgd(n, batch_size, num_steps, sampler="poisson",
+                        neighboring="add_remove").calibration(epsilon, delta, rtol=POISSON_PLD_RTOL).value)
 
 
 POISSON_PLD_RTOL = 1e-4

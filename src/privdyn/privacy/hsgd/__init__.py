@@ -93,6 +93,7 @@ from privdyn.privacy.hsgd.divergences import (
     renyi_divergences,
 )
 from privdyn.privacy.hsgd.exact import ExactSGDLaw, exact_sgd_law, exact_sgd_renyi
+from privdyn.privacy.hsgd.mechanism import HSGDMechanism
 
 __all__ = [
     "NeighboringPairs",
@@ -110,6 +111,7 @@ __all__ = [
     "ExactSGDLaw",
     "exact_sgd_law",
     "exact_sgd_renyi",
+    "HSGDMechanism",
     "RELEASE_MODES",
     "DIRECTIONS",
     "REFERENCE",
