@@ -260,7 +260,9 @@ def hsgd(*, n: int, d: int | None = None, spectrum: str | Spectrum | ArrayLike =
                      "the differing record at a uniformly random position of one pass (shuffled once)",
                      "x_0 = 0 fixed and public; no clipping"),
         extra={"renyi_order": float(renyi_order), "rdp_epsilon": best["rdp_epsilon"],
-               "rdp_epsilon_target": float(rdp_epsilon)})
+               "rdp_epsilon_target": float(rdp_epsilon)},
+        membership_reason=("the Renyi number is a surrogate of a diffusion approximation, not a privacy guarantee: no "
+                           "bound on a membership test follows from it"))
     curve = best["curve"]
     return HSGDPlan(
         family="hsgd", inputs={**description, "n": int(n), "d": d, "target_norm": float(target_norm),

@@ -31,6 +31,7 @@ dp-accounting's is at most the requested ε. ``privacy_`` records every share.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import math
 import warnings
@@ -78,7 +79,7 @@ def _record(plan: Any) -> dict[str, Any]:
                      "inputs": dict(plan.inputs), "alternatives": [a.name for a in plan.alternatives],
                      "notes": list(plan.notes)},
             "learning_rate": plan.learning_rate, "clip": plan.clip, "rho": plan.rho,
-            "statement": plan.privacy.to_json(), "prediction": dict(plan.prediction)}
+            "statement": plan.privacy, "prediction": dict(plan.prediction)}
 
 
 def _plan_with_share(features: np.ndarray, labels: np.ndarray, epsilon: float, delta: float, schedule: str,
@@ -249,26 +250,23 @@ class DPLinearRegression(PrivateLinearModel):
                           "preconditioner": preconditioner}
 
         statement = planned["statement"]
+        assert statement.zcdp is not None and statement.training_zcdp is not None  # a zCDP statement
         self.plan_ = {**planned["plan"],
                       "predicted_excess_mse": 2.0 * label_bound**2 * planned["plan"]["predicted_risk"],
                       "feature_scale": scale, "label_scale": label_bound, "planning_share": share}
         self.prediction_ = _prediction_in_label_units(planned["prediction"], label_bound, share is None)
-        self.privacy_ = {
-            "epsilon": statement["epsilon"], "requested_epsilon": epsilon, "delta": delta, "delta_rule": delta_rule,
-            "zcdp": statement["zcdp"], "rho": statement["rho"], "neighboring": statement["neighboring"],
-            "guarantee": statement["guarantee"], "is_dp_guarantee": statement["is_dp_guarantee"],
-            "unit": "one row (x, y) of the training set", "released": "coef_ and intercept_ (the final iterate only)",
-            "shares": [
-                {"use": "training: one pass of clipped DP-GD (Algorithm 1), noise calibrated by Proposition 4.1",
-                 "zcdp": statement["training_zcdp"], "fraction": statement["training_zcdp"] / statement["zcdp"]},
-                planned["planning_share"],
-                {"use": f"preprocessing: rows projected onto ||x|| <= {feature_norm:g}, labels clipped to "
-                        f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
-                        f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
-                 "zcdp": 0.0, "fraction": 0.0}],
-            "accountant": statement["accountant"], "assumptions": statement["assumptions"],
-            "conversion": statement["conversion"], "cross_checks": statement["cross_checks"],
-            "text": statement["text"]}
+        shares = [
+            {"use": "training: one pass of clipped DP-GD (Algorithm 1), noise calibrated by Proposition 4.1",
+             "zcdp": statement.training_zcdp, "fraction": statement.training_zcdp / statement.zcdp},
+            planned["planning_share"],
+            {"use": f"preprocessing: rows projected onto ||x|| <= {feature_norm:g}, labels clipped to "
+                    f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
+                    f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
+             "zcdp": 0.0, "fraction": 0.0}]
+        self.privacy_ = dataclasses.replace(
+            statement, unit="one row (x, y) of the training set",
+            released="coef_ and intercept_ (the final iterate only)",
+            extra={**statement.extra, "requested_epsilon": epsilon, "delta_rule": delta_rule, "shares": shares})
         return self
 
     def training_schedule(self) -> dict[str, np.ndarray | float]:
