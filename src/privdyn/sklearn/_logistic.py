@@ -355,8 +355,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         _check.scalar(epsilon=self.epsilon)
         _check.positive(epsilon=self.epsilon)
         if self.delta is not None:
-            _check.scalar(delta=self.delta)
-            _check.in_range(0.0, 1.0, closed="neither", delta=self.delta)
+            _check.delta(self.delta)
         if self.feature_norm is None:
             raise ValueError("feature_norm is required: a public bound on the norm ||x|| of a row, a number > 0 "
                              "chosen without looking at the private data; got feature_norm=None. Rows are projected "
