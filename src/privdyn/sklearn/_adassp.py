@@ -18,10 +18,14 @@ upper triangle of XᵀX by at most ‖xxᵀ − x′x′ᵀ‖_F <= √2·R² an
 sensitivity Δ and noise std s is Δ²/(2s²)-zCDP (Bun & Steinke 2016, arXiv 1605.02065, Proposition 1.6), so
 s_j = Δ_j/√(2·zcdp/3), and the three compose to zcdp (Lemma 2.3 there); the total zcdp is the largest whose
 (ε, δ) is at most the requested ε by both the optimal conversion and dp-accounting's
-(:func:`privdyn.plan.zcdp_for_epsilon`). Wang's own calibration, s = √(ln(6/δ))·Δ/(ε/3) under add/remove
-neighbours, is the classical Gaussian mechanism's, which holds only for ε/3 <= 1; the zCDP calibration holds at
-every ε. The guarantee is exact composition of Gaussian mechanisms converted to (ε, δ) by an upper bound: label
-``bound``.
+(:func:`privdyn.plan.zcdp_for_epsilon`); the noise is set by the releases' record,
+:meth:`privdyn.privacy.mechanism.GaussianReleases.calibrate_zcdp`. Wang's own calibration,
+s = √(ln(6/δ))·Δ/(ε/3) under add/remove neighbours, is the classical Gaussian mechanism's, which holds only for
+ε/3 <= 1; the zCDP calibration holds at every ε. The guarantee is exact composition of Gaussian mechanisms
+converted to (ε, δ) by an upper bound: label ``bound``. The releases compose to a Gaussian mechanism of
+μ² = Σ (Δ_j/s_j)² (Dong, Roth & Su 2022, Corollary 3.3), so ``privacy_`` states the best membership test's rate by
+the exact Gaussian trade-off, and its ``cross_checks`` the exact composition's ε at the same noise (smaller than
+the reported zCDP ε; the noise stays calibrated in zCDP so that the published numbers do not change).
 """
 
 from __future__ import annotations
@@ -56,8 +60,13 @@ class AdaSSPRegression(PrivateLinearModel):
     Attributes:
         coef_, intercept_, n_features_in_, feature_names_in_: as in scikit-learn.
         ridge_: the ridge λ used (a function of the released λ̃_min: public).
-        privacy_: ``epsilon``, ``delta`` (and ``delta_rule``), ``zcdp``, ``neighboring`` (``replace_one``),
-            ``guarantee`` (``bound``) and ``shares``: each Gaussian release with its sensitivity, noise std and zCDP.
+        privacy_: the :class:`~privdyn.privacy.PrivacyStatement` of the fit, built from its
+            :class:`~privdyn.privacy.mechanism.GaussianReleases` record, read as an object or as a mapping:
+            ``epsilon``, ``delta`` (and ``delta_rule``), ``zcdp``, ``neighboring`` (``replace_one``), ``guarantee``
+            (``bound``), ``shares`` (each Gaussian release with its sensitivity, noise std and zCDP), ``mu`` (the
+            composition's Gaussian-DP parameter) and ``membership``: the best membership test's true-positive rate
+            at false-positive rates 0.001, 0.01 and 0.1, exact (the releases compose to a Gaussian mechanism).
+            ``cross_checks`` hold dp-accounting's ε of the zCDP and the exact composition's ε at the same noise.
 
     Raises (in ``fit``, before any privacy is spent): as :class:`~privdyn.sklearn.DPLinearRegression`, and for
     failure_probability outside (0, 1).

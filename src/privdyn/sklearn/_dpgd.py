@@ -146,9 +146,12 @@ class DPLinearRegression(PrivateLinearModel):
     Attributes:
         coef_: the private coefficients, shape ``(n_features_in_,)``.
         intercept_: the private intercept (0 without one).
-        privacy_: the privacy spent: ``epsilon``, ``delta`` (and ``delta_rule``), ``zcdp``, ``neighboring``
+        privacy_: the privacy spent, a :class:`~privdyn.privacy.PrivacyStatement` (the planner's statement of
+            training and the planning share's Gaussian releases composed in zCDP), read as an object or as a
+            mapping: ``epsilon``, ``delta`` (and ``delta_rule``), ``zcdp``, ``rho``, ``neighboring``
             (``replace_one``), ``guarantee`` (``bound``), ``shares`` (training, planning, preprocessing: what each
-            used), the accountant, its assumptions and the statement's text.
+            used), the accountant, its assumptions, ``membership`` (the best membership test's true-positive rate
+            at false-positive rates 0.001, 0.01 and 0.1 that the total zCDP allows) and the statement's text.
         plan_: the planner's hyper-parameters and its predicted excess risk: ``predicted_risk`` (in the normalized
             units, ½‖θ̃ − θ̃*‖²) and ``predicted_excess_mse`` (in the units of y², 2B²·predicted_risk), and
             ``planning_share`` (the share spent; None: public bounds only).

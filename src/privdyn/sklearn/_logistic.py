@@ -324,11 +324,15 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         intercept_: shape (1,) or (K,).
         n_iter_: the number of noisy GD steps run, shape (1,).
         n_features_in_, feature_names_in_: as in scikit-learn.
-        privacy_: the privacy statement: ``epsilon``, ``delta``, ``zcdp``, ``bound`` (``corollary_1`` or
+        privacy_: the :class:`~privdyn.privacy.PrivacyStatement` of the fit's
+            :class:`~privdyn.privacy.mechanism.NoisyGDMechanism` record, read as an object or as a mapping:
+            ``epsilon``, ``delta``, ``zcdp``, ``bound`` (``corollary_1`` or
             ``composition``, whichever is smaller), ``guarantee`` (``bound``), ``neighboring`` (``replace_one``),
             ``sampler`` (``full_batch``), ``released`` (the last iterate only), ``last_iterate_epsilon`` and
             ``composition_epsilon`` (both bounds at the run's noise), ``saved`` (their ratio), ``assumptions``
-            (what the fit enforced), ``requested_epsilon`` and the plan's statement.
+            (what the fit enforced), ``requested_epsilon``, the plan's statement (``plan``) and ``membership``
+            (the best membership test's true-positive rate at false-positive rates 0.001, 0.01 and 0.1 that the
+            zCDP bound allows).
         training_: what training ran with: ``ridge``, ``smoothness``, ``sensitivity``, ``radius``, ``step_size``,
             ``num_steps``, ``noise_scale``, ``n``, ``row_scale`` (1/R) and the planner's ``predicted_risk``.
 
