@@ -74,7 +74,8 @@ _FIELD_KEYS = frozenset({"unit", "neighboring", "sampler", "released", "accounta
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class PrivacyStatement:
-    """What a user can publish about a planned training run.
+    """What a user can publish about a training run: a plan's, a mechanism record's or a fitted estimator's
+    (``privacy_`` of :mod:`privdyn.sklearn`).
 
     Attributes:
         unit: the unit of privacy (e.g. ``"one example (a row (x, y))"``).
