@@ -119,3 +119,15 @@ def test_public_preprocessing_is_exported() -> None:
     assert radius == prep.radius and intercept == prep.intercept_feature
     np.testing.assert_allclose(rows, prep.features / prep.radius, rtol=1e-14)
     assert np.linalg.norm(rows, axis=1).max() <= 1.0 + 1e-12
+
+
+def test_dpgd_statement_matches_the_one_pass_record_of_the_steps_run() -> None:
+    """The training zCDP stated (the planner's ρ²/2) is Proposition 4.1 recomputed on the steps the fit ran."""
+    from privdyn.privacy.mechanism import OnePassDPGDMechanism
+
+    model = _fit(DPLinearRegression)
+    p, schedule = model.privacy_, model.training_schedule()  # type: ignore[attr-defined]
+    sigma = schedule["noise_std"] / (2.0 * schedule["clip_threshold"])
+    record = OnePassDPGDMechanism(step_sizes=schedule["step_sizes"], noise_multipliers=sigma)
+    assert record.zcdp == pytest.approx(p["training_zcdp"], rel=1e-9)
+    assert p["cross_checks"]["training_zcdp_of_the_record"] == pytest.approx(p["training_zcdp"], rel=1e-9)

@@ -25,7 +25,9 @@ The fit, in order:
 Feldman, Koren & Talwar 2020, arXiv 2005.04763, Theorem 3.1; label ``bound``) given the planning release, on which
 the whitening and the hyper-parameters depend; the release's three Gaussian mechanisms compose with it in zCDP
 (adaptive composition), and the total is the largest zCDP whose (ε, δ) by both the optimal conversion and
-dp-accounting's is at most the requested ε. ``privacy_`` records every share.
+dp-accounting's is at most the requested ε. ``privacy_`` records every share, and in its ``cross_checks`` the
+training zCDP of the :class:`~privdyn.privacy.mechanism.OnePassDPGDMechanism` record of the steps run (η_k, σ_k),
+Proposition 4.1 recomputed.
 """
 
 from __future__ import annotations
@@ -194,6 +196,7 @@ class DPLinearRegression(PrivateLinearModel):
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> DPLinearRegression:
         """Fit privately (one pass of clipped DP-GD); returns self. ``sample_weight`` must be None."""
         from privdyn.algorithms.dpgd import DPGDHyperparameters, dpgd
+        from privdyn.privacy.mechanism import OnePassDPGDMechanism
         from privdyn.schedules import OutsideTheoryWarning
 
         epsilon, feature_norm, label_bound = self._check_parameters()
@@ -266,9 +269,12 @@ class DPLinearRegression(PrivateLinearModel):
                     f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
                     f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
              "zcdp": 0.0, "fraction": 0.0}]
+        hyper = self.training_["hyperparameters"]
+        record = OnePassDPGDMechanism(step_sizes=hyper.step_sizes(n), noise_multipliers=hyper.noise_multipliers(n))
         self.privacy_ = dataclasses.replace(
             statement, unit="one row (x, y) of the training set",
             released="coef_ and intercept_ (the final iterate only)",
+            cross_checks={**statement.cross_checks, "training_zcdp_of_the_record": record.zcdp},
             extra={**statement.extra, "requested_epsilon": epsilon, "delta_rule": delta_rule, "shares": shares})
         return self
 
