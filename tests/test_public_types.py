@@ -46,7 +46,8 @@ ALLOWED_ANY: dict[tuple[str, str], str] = {
         ("PlanningShare", "mechanisms"), ("PlanningShare.__init__", "mechanisms"), ("PlanningShare.to_json", "return"),
         ("PrivacyStatement", "cross_checks"), ("PrivacyStatement", "extra"), ("PrivacyStatement.__init__", "extra"),
         ("PrivacyStatement.__init__", "cross_checks"), ("PrivacyStatement.to_json", "return"),
-        ("PrivacyStatement.__getitem__", "return"))},
+        ("PrivacyStatement.__getitem__", "return"), ("PrivacyStatement.get", "return"),
+        ("PrivacyStatement.get", "default"))},
     **{(f"{owner}.load_state_dict", "state"): _STATE_DICT
        for owner in ("DPSGDAccountant", "PrivateOptimizer", "TorchNoiseStream")},
 }

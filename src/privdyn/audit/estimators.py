@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
@@ -40,6 +39,7 @@ from privdyn.privacy.labels import PrivacyLoss
 if TYPE_CHECKING:
     from privdyn.audit.mechanisms import DPSGDCanary, LangevinQuadratic
     from privdyn.plan import DPSGDPlan, HSGDPlan, LangevinPlan
+    from privdyn.privacy.statement import PrivacyStatement
     from privdyn.sklearn import AdaSSPRegression
 
 __all__ = ["AdaSSPCanary", "PlanDPSGDCanary", "PlanHSGDCanary", "PlanLangevinCanary", "adassp_reference"]
@@ -50,7 +50,7 @@ def _loss(value: float, guarantee: str, neighboring: str, source: str) -> Privac
                        neighboring=neighboring, source=source)  # type: ignore[arg-type]
 
 
-def _privacy_loss(privacy: Mapping[str, Any], delta: float, source: str) -> PrivacyLoss:
+def _privacy_loss(privacy: PrivacyStatement, delta: float, source: str) -> PrivacyLoss:
     """A fitted estimator's own ``privacy_`` as a PrivacyLoss (refuses an estimator fitted at another delta)."""
     if privacy["delta"] != delta:
         raise AssertionError(f"the estimator reports delta={privacy['delta']!r}, not the audited {delta!r}")

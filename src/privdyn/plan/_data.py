@@ -23,7 +23,7 @@ import csv
 import dataclasses
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,7 +31,10 @@ from privdyn import _check
 from privdyn.plan._budget import PlanningShare
 from privdyn.privacy.labels import NeighboringRelation
 
-__all__ = ["Release", "load_data", "dpgd_model_from_data", "release_statistics"]
+if TYPE_CHECKING:
+    from privdyn.privacy.mechanism import GaussianReleases
+
+__all__ = ["Release", "load_data", "dpgd_model_from_data", "planning_releases", "release_statistics"]
 
 def _where(row: int, column: int, names: list[str] | None, lines: list[int] | None) -> str:
     """``column j ('name'), row i (line k of the file)``: where a cell is, counted from 0 (columns) and 1 (rows)."""
@@ -215,6 +218,16 @@ class Release:
     label_bound: float
 
 
+def planning_releases(sensitivities: dict[str, float], zcdp: float) -> GaussianReleases:
+    """The planning share's Gaussian releases (replace-one sensitivities by statistic), each given zcdp/3
+    (:meth:`~privdyn.privacy.mechanism.GaussianReleases.calibrate_zcdp`)."""
+    from privdyn.privacy.mechanism import GaussianRelease, GaussianReleases
+
+    return GaussianReleases(releases=tuple(
+        GaussianRelease(sensitivity=v, noise_std=v, neighboring=NeighboringRelation.REPLACE_ONE, statistic=k)
+        for k, v in sensitivities.items())).calibrate_zcdp(zcdp)
+
+
 def release_statistics(features: np.ndarray, labels: np.ndarray, *, feature_norm_bound: float, label_bound: float,
                        zcdp: float, rng: np.random.Generator) -> Release:
     """Release S_xx, S_xy and S_yy by three Gaussian mechanisms, each ``zcdp``/3-zCDP (replace-one neighbours).
@@ -227,10 +240,9 @@ def release_statistics(features: np.ndarray, labels: np.ndarray, *, feature_norm
     with np.errstate(divide="ignore"):
         x = features * np.minimum(1.0, b / np.where(norms > 0, norms, np.inf))[:, None]
     y = np.clip(labels, -y_max, y_max)
-    each = zcdp / 3.0
     sens = {"second_moment_features": math.sqrt(2.0) * b**2, "feature_label_moment": 2.0 * b * y_max,
             "label_second_moment": y_max**2}
-    stds = {k: v / math.sqrt(2.0 * each) for k, v in sens.items()}
+    stds = {r.statistic: r.noise_std for r in planning_releases(sens, zcdp).releases}
     upper = rng.standard_normal((dim, dim)) * stds["second_moment_features"]
     noise = np.triu(upper) + np.triu(upper, 1).T
     sxx = x.T @ x + noise

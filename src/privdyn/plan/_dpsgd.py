@@ -60,7 +60,7 @@ import numpy as np
 
 from privdyn import _check
 from privdyn._progress import report
-from privdyn.plan._budget import PlanningShare, PrivacyStatement
+from privdyn.plan._budget import DPSGD_MEMBERSHIP, PlanningShare, PrivacyStatement
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification, _fmt, json_ready
 from privdyn.privacy import accounting, correlated
 from privdyn.privacy.labels import DPSGD_SAMPLERS, NeighboringRelation, Sampler, as_neighboring, as_sampler
@@ -511,7 +511,7 @@ def run_statement(strategy: correlated.Strategy, row: accounting.AllowListRow, n
         released="every noisy gradient sum, hence every iterate", accountant=f"{row.describe()}; {loss.source}",
         guarantee=row.guarantee, planning=PlanningShare(), epsilon=float(loss.value), delta=delta, zcdp=None,
         training_zcdp=None, rdp_curve=rdp_curve, conversion=conversion, assumptions=tuple(assumptions),
-        cross_checks=cross_checks, extra={"noise_multiplier": noise_multiplier})
+        cross_checks=cross_checks, extra={"noise_multiplier": noise_multiplier}, membership_reason=DPSGD_MEMBERSHIP)
 
 
 def _required(name: str, value: Any, choices: Sequence[str], meaning: str) -> None:

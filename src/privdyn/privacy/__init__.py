@@ -63,7 +63,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DPSGDMechanism", "GaussianRelease", "GaussianReleases", "NoisyGDMechanism", "NotExpressibleError",
         "OnePassDPGDMechanism",
     ),
-    "membership": ("MEMBERSHIP_FPRS", "gaussian_tpr", "pld_tpr", "profile_tpr"),
+    "membership": ("MEMBERSHIP_FPRS", "gaussian_tpr", "pld_tpr", "profile_tpr", "zcdp_membership", "zcdp_tpr"),
     "statement": ("PlanningShare", "PrivacyStatement"),
     "correlated_calibration": (
         "F12_CONSTANTS", "epsilon_dp_accounting", "noise_multiplier_dp_accounting", "noise_multiplier_theorem_d9",
@@ -223,5 +223,7 @@ if TYPE_CHECKING:
     from privdyn.privacy.membership import gaussian_tpr as gaussian_tpr
     from privdyn.privacy.membership import pld_tpr as pld_tpr
     from privdyn.privacy.membership import profile_tpr as profile_tpr
+    from privdyn.privacy.membership import zcdp_membership as zcdp_membership
+    from privdyn.privacy.membership import zcdp_tpr as zcdp_tpr
     from privdyn.privacy.statement import PlanningShare as PlanningShare
     from privdyn.privacy.statement import PrivacyStatement as PrivacyStatement

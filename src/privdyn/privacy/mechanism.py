@@ -37,12 +37,13 @@ Example, composing a DP-SGD run with a Gaussian release in dp-accounting::
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import TYPE_CHECKING
 
 from privdyn import _check
 from privdyn.privacy import correlated
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss, as_neighboring, as_sampler
-from privdyn.privacy.membership import gaussian_tpr, membership_table, pld_tpr
+from privdyn.privacy.membership import gaussian_tpr, membership_table, pld_tpr, zcdp_membership
 from privdyn.privacy.statement import Membership, PlanningShare, PrivacyStatement
 
 if TYPE_CHECKING:
@@ -370,28 +371,6 @@ def _zcdp_for_epsilon(epsilon: float, delta: float) -> float:
     return zcdp_for_epsilon(epsilon, delta)
 
 
-_ZCDP_ORDERS = tuple(1.0 + 10.0 ** (k / 40.0 - 3.0) for k in range(0, 281))
-"""Rényi orders 1.001 … 10⁴ + 1 (log-spaced) at which a zCDP curve's δ(ε) is minimized (each order is valid)."""
-
-
-def _zcdp_membership(zcdp: float) -> Membership:
-    """Membership rates implied by zcdp-zCDP alone: the profile δ(ε), ε >= 0, of the RDP curve α ↦ zcdp·α
-    (Canonne, Kamath & Steinke's conversion at each order, minimized over :data:`_ZCDP_ORDERS`)."""
-    import numpy as np
-
-    from privdyn.privacy.conversions import rdp_to_delta
-    from privdyn.privacy.membership import profile_tpr
-
-    orders = np.asarray(_ZCDP_ORDERS)
-    curve = zcdp * orders
-
-    def delta(eps: float) -> float:
-        return float(rdp_to_delta(orders, curve, epsilon=max(eps, 0.0))[0])
-
-    return membership_table(lambda a: profile_tpr(delta, a, min_epsilon=0.0),
-                            "the privacy profile of the zCDP bound (optimal RDP conversion; an upper bound)")
-
-
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class GaussianReleases:
     """Gaussian releases of the same records, composed (the planning share's three, AdaSSP's three).
@@ -442,6 +421,18 @@ class GaussianReleases:
         """The same releases with every noise std scaled by one factor, the smallest that makes them (ε, δ)-DP."""
         factor = self.mu / self._as_one().calibrate(epsilon, delta).mu
         return GaussianReleases(releases=tuple(dataclasses.replace(r, noise_std=r.noise_std * factor)
+                                               for r in self.releases))
+
+    def calibrate_zcdp(self, zcdp: float) -> GaussianReleases:
+        """The same releases, each given an equal share zcdp/k of a zCDP budget: σ_i = Δ_i/√(2·zcdp/k) (Bun &
+        Steinke 2016, Proposition 1.6), so that they compose to exactly ``zcdp``-zCDP (Lemma 2.3 there). The
+        releases' current noise is ignored. This is the calibration of a budget split with other zCDP mechanisms
+        (the planning share beside training); :meth:`calibrate` is the tighter one for (ε, δ) alone."""
+        _check.scalar(zcdp=zcdp)
+        _check.finite(zcdp=zcdp)
+        _check.positive(zcdp=zcdp)
+        each = float(zcdp) / float(len(self.releases))
+        return GaussianReleases(releases=tuple(dataclasses.replace(r, noise_std=r.sensitivity / math.sqrt(2.0 * each))
                                                for r in self.releases))
 
     @property
@@ -555,7 +546,7 @@ class NoisyGDMechanism:
         return dp_accounting.ZCDpEvent(self.zcdp)
 
     def membership(self) -> Membership:
-        return _zcdp_membership(self.zcdp)
+        return zcdp_membership(self.zcdp)
 
     def statement(self, delta: float) -> PrivacyStatement:
         loss = self.privacy_loss(delta)
@@ -634,7 +625,7 @@ class OnePassDPGDMechanism:
         return dp_accounting.ZCDpEvent(self.zcdp)
 
     def membership(self) -> Membership:
-        return _zcdp_membership(self.zcdp)
+        return zcdp_membership(self.zcdp)
 
     def statement(self, delta: float) -> PrivacyStatement:
         loss = self.privacy_loss(delta)

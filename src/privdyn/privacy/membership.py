@@ -18,6 +18,11 @@ differential privacy", JRSS-B, arXiv 1905.02383, Definition 2.1). Three routes, 
   convex in γ).
 * **Privacy-loss distribution** (:func:`pld_tpr`): the profile of a dp-accounting ``PrivacyLossDistribution``
   (its ``get_delta_for_epsilon``, pessimistic when the PLD was built pessimistically).
+* **zCDP bound** (:func:`zcdp_tpr`): a mechanism known only to be ρ-zCDP (noisy GD's last iterate, one-pass DP-GD,
+  a planner's total budget) is (ε(δ), δ)-DP for every δ, ε(δ) by the optimal conversion
+  (:func:`privdyn.privacy.conversions.zcdp_to_epsilon`), and (ε, δ)-DP is exactly f_{ε,δ}-DP with
+  f_{ε,δ}(α) = max{0, 1 − δ − e^ε α, e^(−ε)(1 − δ − α)} (Dong et al. Proposition 2.5). Every δ gives an upper
+  bound on the rate, min{1, δ + e^ε α, 1 − e^(−ε)(1 − δ − α)}; the smallest over δ is reported.
 
 riskcal (Kulynych et al. 2024, arXiv 2407.02191) computes the same trade-off from the PLD's two loss distributions by
 the Neyman-Pearson lemma; tests/privacy/test_membership.py checks the two agree to 1e-4.
@@ -25,6 +30,7 @@ the Neyman-Pearson lemma; tests/privacy/test_membership.py checks the two agree 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -35,7 +41,8 @@ from privdyn.privacy.statement import Membership
 if TYPE_CHECKING:
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
-__all__ = ["MEMBERSHIP_FPRS", "gaussian_tpr", "profile_tpr", "pld_tpr", "membership_table"]
+__all__ = ["MEMBERSHIP_FPRS", "gaussian_tpr", "profile_tpr", "pld_tpr", "zcdp_tpr", "membership_table",
+           "zcdp_membership"]
 
 MEMBERSHIP_FPRS = (0.001, 0.01, 0.1)
 """The false-positive rates at which a privacy statement reports the best membership test's true-positive rate."""
@@ -106,8 +113,78 @@ def pld_tpr(pld: PrivacyLossDistribution, fpr: float) -> float:
     return profile_tpr(lambda eps: float(pld.get_delta_for_epsilon(eps)), fpr)
 
 
+_LOG_DELTAS = tuple(-46.0 * (1e-9 / 46.0) ** (k / 119.0) for k in range(120))
+"""log δ at which :func:`zcdp_tpr` evaluates ε(δ) before refining around the best: δ from 1e-20 to 1 − 1e-9,
+geometric in −log δ (dense both at small δ, where small false-positive rates look, and near δ = 1)."""
+_ALLOWANCE = 1e-12
+"""Added to a rate computed from (ε, δ) in floating point (a few roundings of numbers at most 1): stays above."""
+
+
+def _dp_tpr(epsilon: float, delta: float, alpha: float) -> float:
+    """min{δ + e^ε α, 1 − e^(−ε)(1 − δ − α)}: the rate (ε, δ)-DP allows at false-positive rate α (Dong et al.
+    Proposition 2.5), the smaller of the two branches of f_{ε,δ}."""
+    first = delta + math.exp(epsilon) * alpha if epsilon < 700.0 else math.inf
+    second = 1.0 - math.exp(-epsilon) * max(0.0, 1.0 - delta - alpha)
+    return min(first, second)
+
+
+@functools.lru_cache(maxsize=64)
+def _zcdp_epsilons(zcdp: float) -> tuple[float, ...]:
+    """ε(δ) of ``zcdp``-zCDP by the optimal conversion at every δ of :data:`_LOG_DELTAS` (shared by the rates)."""
+    from privdyn.privacy.conversions import _optimal_epsilon_scalar
+
+    return tuple(_optimal_epsilon_scalar(zcdp, math.exp(t)) for t in _LOG_DELTAS)
+
+
+def zcdp_tpr(zcdp: float, fpr: float) -> float:
+    """An upper bound on the best membership test's true-positive rate at false-positive rate α for a
+    ``zcdp``-zCDP mechanism (module docstring): the smallest over δ of the rate (ε(δ), δ)-DP allows, ε(δ) by the
+    optimal zCDP conversion (:func:`privdyn.privacy.conversions.zcdp_to_epsilon`, rounded up). Every δ gives a
+    valid bound, so the search over δ (a grid in log δ, then a bounded scalar search between the grid's neighbours
+    of its best point) only makes it tighter."""
+    from scipy import optimize
+
+    from privdyn.privacy.conversions import _optimal_epsilon_scalar
+
+    _check.scalar(zcdp=zcdp)
+    _check.finite(zcdp=zcdp)
+    _check.non_negative(zcdp=zcdp)
+    alpha = _fpr(fpr)
+    if alpha == 1.0:
+        return 1.0
+    rho = float(zcdp)
+    grid = [_dp_tpr(eps, math.exp(t), alpha) for eps, t in zip(_zcdp_epsilons(rho), _LOG_DELTAS, strict=True)]
+    best = min(range(len(grid)), key=grid.__getitem__)
+    low = _LOG_DELTAS[max(best - 1, 0)]
+    high = _LOG_DELTAS[min(best + 1, len(_LOG_DELTAS) - 1)]
+
+    def rate(log_delta: float) -> float:
+        delta = math.exp(log_delta)
+        return _dp_tpr(_optimal_epsilon_scalar(rho, delta), delta, alpha)
+
+    found = optimize.minimize_scalar(rate, bounds=(low, high), method="bounded", options={"xatol": 1e-6})
+    value = min(grid[best], float(found.fun))
+    return float(min(1.0, max(alpha, value + _ALLOWANCE)))
+
+
 def membership_table(tpr_at: Callable[[float], float], method: str,
                      fprs: Sequence[float] = MEMBERSHIP_FPRS) -> Membership:
     """The statement's ``membership`` entry: ``{"fpr": [...], "tpr": [...], "method": ...}``."""
     rates = [_fpr(a) for a in fprs]
     return {"fpr": rates, "tpr": [float(tpr_at(a)) for a in rates], "method": method}
+
+
+ZCDP_METHOD = "the (epsilon, delta) curve of the zCDP bound (optimal conversion at every delta; an upper bound)"
+"""The ``method`` of a membership table from a zCDP bound."""
+
+
+@functools.lru_cache(maxsize=256)
+def _zcdp_rates(zcdp: float) -> tuple[float, ...]:
+    return tuple(zcdp_tpr(zcdp, a) for a in MEMBERSHIP_FPRS)
+
+
+def zcdp_membership(zcdp: float) -> Membership:
+    """The statement's ``membership`` entry for a mechanism known only to be ``zcdp``-zCDP (:func:`zcdp_tpr` at
+    :data:`MEMBERSHIP_FPRS`; cached by ``zcdp``: a planner's searches state the same budget many times)."""
+    _check.scalar(zcdp=zcdp)
+    return {"fpr": list(MEMBERSHIP_FPRS), "tpr": list(_zcdp_rates(float(zcdp))), "method": ZCDP_METHOD}

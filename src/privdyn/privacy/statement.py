@@ -10,7 +10,7 @@ where the mechanism's privacy-loss distribution or Gaussian law gives it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, KeysView, Mapping, Sequence
 from typing import Any, TypedDict
 
 from privdyn import _check
@@ -66,9 +66,16 @@ class PlanningShare:
                 f"Gaussian mechanisms estimating the data's statistics, composed with training in zCDP")
 
 
+_FIELD_KEYS = frozenset({"unit", "neighboring", "sampler", "released", "accountant", "guarantee", "is_dp_guarantee",
+                         "planning_share", "epsilon", "delta", "zcdp", "training_zcdp", "rdp_curve", "conversion",
+                         "assumptions", "cross_checks", "membership", "membership_reason", "text"})
+"""The keys of :meth:`PrivacyStatement.to_json` that are the statement's own (``extra`` may not repeat them)."""
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class PrivacyStatement:
-    """What a user can publish about a planned training run.
+    """What a user can publish about a training run: a plan's, a mechanism record's or a fitted estimator's
+    (``privacy_`` of :mod:`privdyn.sklearn`).
 
     Attributes:
         unit: the unit of privacy (e.g. ``"one example (a row (x, y))"``).
@@ -86,11 +93,16 @@ class PrivacyStatement:
         assumptions: what the guarantee needs (bounded data, one pass, only the final iterate released, ...).
         cross_checks: independent recomputations (e.g. dp-accounting's ε of the same zCDP).
         extra: family-specific numbers (e.g. ``rho``; the Rényi target of a surrogate).
-        membership: what an attacker can do, or None where privdyn has no privacy-loss distribution or Gaussian law
-            for the mechanism: ``{"fpr": [...], "tpr": [...], "method": ...}``, the best membership test's
-            true-positive rate (an upper bound) at each false-positive rate (:mod:`privdyn.privacy.membership`).
+        membership: what an attacker can do, or None where privdyn has no privacy-loss distribution, Gaussian law
+            or zCDP bound for the mechanism: ``{"fpr": [...], "tpr": [...], "method": ...}``, the best membership
+            test's true-positive rate (an upper bound) at each false-positive rate
+            (:mod:`privdyn.privacy.membership`).
+        membership_reason: why ``membership`` is None (None when it is given).
 
-    Reading it as a mapping (``statement["epsilon"]``, ``"zcdp" in statement``) reads :meth:`to_json`.
+    Reading it as a mapping (``statement["epsilon"]``, ``statement.get("rho")``, ``"zcdp" in statement``,
+    ``statement.keys()``, ``dict(statement)``) reads :meth:`to_json`: the fields above, ``extra``'s keys beside them,
+    and ``text``. The estimators' ``privacy_`` keep their family's numbers in ``extra`` (e.g. ``shares``,
+    ``requested_epsilon``), so ``model.privacy_["shares"]`` reads as it did when ``privacy_`` was a dict.
     """
 
     unit: str
@@ -110,6 +122,7 @@ class PrivacyStatement:
     cross_checks: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     membership: Membership | None = None
+    membership_reason: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "guarantee", _check.member(Guarantee, guarantee=self.guarantee))
@@ -138,6 +151,14 @@ class PrivacyStatement:
             if set(self.membership) != {"fpr", "tpr", "method"}:
                 raise ValueError("membership must have the keys 'fpr', 'tpr' and 'method'; got "
                                  f"membership={dict(self.membership)!r}.")
+            if self.membership_reason is not None:
+                raise ValueError("membership_reason must be None when membership is given; got "
+                                 f"membership_reason={self.membership_reason!r}.")
+        elif self.membership_reason is not None:
+            _check.instance(str, membership_reason=self.membership_reason)
+        clash = sorted(set(self.extra) & _FIELD_KEYS)
+        if clash:
+            raise ValueError(f"extra must not repeat the statement's own keys; got extra with {clash}.")
 
     @property
     def is_dp_guarantee(self) -> bool:
@@ -155,6 +176,7 @@ class PrivacyStatement:
                 **({} if self.membership is None else {"membership": {"fpr": list(self.membership["fpr"]),
                                                                       "tpr": list(self.membership["tpr"]),
                                                                       "method": self.membership["method"]}}),
+                **({} if self.membership_reason is None else {"membership_reason": self.membership_reason}),
                 "text": self.text()}
 
     def __getitem__(self, key: str) -> Any:
@@ -163,10 +185,25 @@ class PrivacyStatement:
     def __contains__(self, key: object) -> bool:
         return key in self.to_json()
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """``statement[key]``, or ``default`` where the statement has no such key."""
+        return self.to_json().get(key, default)
+
+    def keys(self) -> KeysView[str]:
+        """The keys of :meth:`to_json` (``dict(statement)`` is the JSON record)."""
+        return self.to_json().keys()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_json())
+
+    def __len__(self) -> int:
+        return len(self.to_json())
+
     def membership_text(self) -> str:
         """The membership-inference sentence, or "" without one."""
         if self.membership is None:
-            return ""
+            return ("" if self.membership_reason is None
+                    else f" Membership inference: no rate stated ({self.membership_reason}).")
         pairs = ", ".join(f"{tpr:.3g} at {fpr:g}" for fpr, tpr in zip(self.membership["fpr"], self.membership["tpr"],
                                                                           strict=True))
         return (" Membership inference: the best test's true-positive rate is at most " + pairs

@@ -18,14 +18,19 @@ upper triangle of XᵀX by at most ‖xxᵀ − x′x′ᵀ‖_F <= √2·R² an
 sensitivity Δ and noise std s is Δ²/(2s²)-zCDP (Bun & Steinke 2016, arXiv 1605.02065, Proposition 1.6), so
 s_j = Δ_j/√(2·zcdp/3), and the three compose to zcdp (Lemma 2.3 there); the total zcdp is the largest whose
 (ε, δ) is at most the requested ε by both the optimal conversion and dp-accounting's
-(:func:`privdyn.plan.zcdp_for_epsilon`). Wang's own calibration, s = √(ln(6/δ))·Δ/(ε/3) under add/remove
-neighbours, is the classical Gaussian mechanism's, which holds only for ε/3 <= 1; the zCDP calibration holds at
-every ε. The guarantee is exact composition of Gaussian mechanisms converted to (ε, δ) by an upper bound: label
-``bound``.
+(:func:`privdyn.plan.zcdp_for_epsilon`); the noise is set by the releases' record,
+:meth:`privdyn.privacy.mechanism.GaussianReleases.calibrate_zcdp`. Wang's own calibration,
+s = √(ln(6/δ))·Δ/(ε/3) under add/remove neighbours, is the classical Gaussian mechanism's, which holds only for
+ε/3 <= 1; the zCDP calibration holds at every ε. The guarantee is exact composition of Gaussian mechanisms
+converted to (ε, δ) by an upper bound: label ``bound``. The releases compose to a Gaussian mechanism of
+μ² = Σ (Δ_j/s_j)² (Dong, Roth & Su 2022, Corollary 3.3), so ``privacy_`` states the best membership test's rate by
+the exact Gaussian trade-off, and its ``cross_checks`` the exact composition's ε at the same noise (smaller than
+the reported zCDP ε; the noise stays calibrated in zCDP so that the published numbers do not change).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -55,8 +60,13 @@ class AdaSSPRegression(PrivateLinearModel):
     Attributes:
         coef_, intercept_, n_features_in_, feature_names_in_: as in scikit-learn.
         ridge_: the ridge λ used (a function of the released λ̃_min: public).
-        privacy_: ``epsilon``, ``delta`` (and ``delta_rule``), ``zcdp``, ``neighboring`` (``replace_one``),
-            ``guarantee`` (``bound``) and ``shares``: each Gaussian release with its sensitivity, noise std and zCDP.
+        privacy_: the :class:`~privdyn.privacy.PrivacyStatement` of the fit, built from its
+            :class:`~privdyn.privacy.mechanism.GaussianReleases` record, read as an object or as a mapping:
+            ``epsilon``, ``delta`` (and ``delta_rule``), ``zcdp``, ``neighboring`` (``replace_one``), ``guarantee``
+            (``bound``), ``shares`` (each Gaussian release with its sensitivity, noise std and zCDP), ``mu`` (the
+            composition's Gaussian-DP parameter) and ``membership``: the best membership test's true-positive rate
+            at false-positive rates 0.001, 0.01 and 0.1, exact (the releases compose to a Gaussian mechanism).
+            ``cross_checks`` hold dp-accounting's ε of the zCDP and the exact composition's ε at the same noise.
 
     Raises (in ``fit``, before any privacy is spent): as :class:`~privdyn.sklearn.DPLinearRegression`, and for
     failure_probability outside (0, 1).
@@ -77,6 +87,7 @@ class AdaSSPRegression(PrivateLinearModel):
         """Fit privately (three Gaussian releases of sufficient statistics); returns self."""
         from privdyn.plan import zcdp_for_epsilon, zcdp_statement
         from privdyn.privacy.labels import NeighboringRelation
+        from privdyn.privacy.mechanism import GaussianRelease, GaussianReleases
         from privdyn.privacy.statement import PlanningShare
 
         epsilon, feature_norm, label_bound = self._check_parameters()
@@ -93,10 +104,12 @@ class AdaSSPRegression(PrivateLinearModel):
                             fit_intercept=self.fit_intercept)
         x, labels, radius = prep.features, prep.labels, prep.radius
         d = x.shape[1]
-        each = zcdp / 3.0
         sensitivities = {"min_eigenvalue": radius**2, "second_moment_features": math.sqrt(2.0) * radius**2,
                          "feature_label_moment": 2.0 * radius * label_bound}
-        stds = {k: v / math.sqrt(2.0 * each) for k, v in sensitivities.items()}
+        releases = GaussianReleases(releases=tuple(
+            GaussianRelease(sensitivity=v, noise_std=v, neighboring=NeighboringRelation.REPLACE_ONE, statistic=k)
+            for k, v in sensitivities.items())).calibrate_zcdp(zcdp)
+        stds = {r.statistic: r.noise_std for r in releases.releases}
 
         gram = x.T @ x
         lowest = float(np.linalg.eigvalsh(gram)[0])
@@ -115,6 +128,13 @@ class AdaSSPRegression(PrivateLinearModel):
         self._set_coefficients(theta, prep, 1.0)
         self.ridge_ = ridge
 
+        each = zcdp / len(releases.releases)
+        shares = [{"use": f"Gaussian release of the {r.statistic.replace('_', ' ')}", "sensitivity": r.sensitivity,
+                   "noise_std": r.noise_std, "zcdp": each, "fraction": 1.0 / 3.0} for r in releases.releases]
+        shares.append({"use": f"preprocessing: rows projected onto ||x|| <= {feature_norm:g}, labels clipped to "
+                              f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
+                              f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
+                       "zcdp": 0.0, "fraction": 0.0})
         statement = zcdp_statement(
             total_zcdp=zcdp, training_zcdp=zcdp, delta=delta, unit="one row (x, y) of the training set",
             neighboring=NeighboringRelation.REPLACE_ONE, sampler="full_batch",
@@ -122,18 +142,10 @@ class AdaSSPRegression(PrivateLinearModel):
             accountant=_ACCOUNTANT, planning=PlanningShare(),
             assumptions=(f"rows projected onto ||x|| <= {radius:g} (intercept column included) and labels clipped to "
                          f"[-{label_bound:g}, {label_bound:g}] before the releases",
-                         "the bounds and failure_probability do not depend on the private data"))
-        record = statement.to_json()
-        self.privacy_ = {
-            "epsilon": record["epsilon"], "requested_epsilon": epsilon, "delta": delta, "delta_rule": delta_rule,
-            "zcdp": zcdp, "neighboring": record["neighboring"], "guarantee": record["guarantee"],
-            "is_dp_guarantee": record["is_dp_guarantee"], "unit": record["unit"], "released": record["released"],
-            "shares": [{"use": f"Gaussian release of the {name.replace('_', ' ')}", "sensitivity": sensitivities[name],
-                        "noise_std": stds[name], "zcdp": each, "fraction": 1.0 / 3.0} for name in sensitivities]
-            + [{"use": f"preprocessing: rows projected onto ||x|| <= {feature_norm:g}, labels clipped to "
-                       f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
-                       f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
-                "zcdp": 0.0, "fraction": 0.0}],
-            "accountant": _ACCOUNTANT, "assumptions": record["assumptions"], "conversion": record["conversion"],
-            "cross_checks": record["cross_checks"], "text": record["text"]}
+                         "the bounds and failure_probability do not depend on the private data"),
+            extra={"requested_epsilon": epsilon, "delta_rule": delta_rule, "mu": releases.mu, "shares": shares},
+            membership=releases.membership())
+        exact = float(releases.privacy_loss(delta).value)
+        self.privacy_ = dataclasses.replace(
+            statement, cross_checks={**statement.cross_checks, "epsilon_exact_gaussian_composition": exact})
         return self

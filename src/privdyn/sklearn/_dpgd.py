@@ -25,12 +25,15 @@ The fit, in order:
 Feldman, Koren & Talwar 2020, arXiv 2005.04763, Theorem 3.1; label ``bound``) given the planning release, on which
 the whitening and the hyper-parameters depend; the release's three Gaussian mechanisms compose with it in zCDP
 (adaptive composition), and the total is the largest zCDP whose (ε, δ) by both the optimal conversion and
-dp-accounting's is at most the requested ε. ``privacy_`` records every share.
+dp-accounting's is at most the requested ε. ``privacy_`` records every share, and in its ``cross_checks`` the
+training zCDP of the :class:`~privdyn.privacy.mechanism.OnePassDPGDMechanism` record of the steps run (η_k, σ_k),
+Proposition 4.1 recomputed.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import math
 import warnings
@@ -78,7 +81,7 @@ def _record(plan: Any) -> dict[str, Any]:
                      "inputs": dict(plan.inputs), "alternatives": [a.name for a in plan.alternatives],
                      "notes": list(plan.notes)},
             "learning_rate": plan.learning_rate, "clip": plan.clip, "rho": plan.rho,
-            "statement": plan.privacy.to_json(), "prediction": dict(plan.prediction)}
+            "statement": plan.privacy, "prediction": dict(plan.prediction)}
 
 
 def _plan_with_share(features: np.ndarray, labels: np.ndarray, epsilon: float, delta: float, schedule: str,
@@ -145,9 +148,12 @@ class DPLinearRegression(PrivateLinearModel):
     Attributes:
         coef_: the private coefficients, shape ``(n_features_in_,)``.
         intercept_: the private intercept (0 without one).
-        privacy_: the privacy spent: ``epsilon``, ``delta`` (and ``delta_rule``), ``zcdp``, ``neighboring``
+        privacy_: the privacy spent, a :class:`~privdyn.privacy.PrivacyStatement` (the planner's statement of
+            training and the planning share's Gaussian releases composed in zCDP), read as an object or as a
+            mapping: ``epsilon``, ``delta`` (and ``delta_rule``), ``zcdp``, ``rho``, ``neighboring``
             (``replace_one``), ``guarantee`` (``bound``), ``shares`` (training, planning, preprocessing: what each
-            used), the accountant, its assumptions and the statement's text.
+            used), the accountant, its assumptions, ``membership`` (the best membership test's true-positive rate
+            at false-positive rates 0.001, 0.01 and 0.1 that the total zCDP allows) and the statement's text.
         plan_: the planner's hyper-parameters and its predicted excess risk: ``predicted_risk`` (in the normalized
             units, ½‖θ̃ − θ̃*‖²) and ``predicted_excess_mse`` (in the units of y², 2B²·predicted_risk), and
             ``planning_share`` (the share spent; None: public bounds only).
@@ -190,6 +196,7 @@ class DPLinearRegression(PrivateLinearModel):
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> DPLinearRegression:
         """Fit privately (one pass of clipped DP-GD); returns self. ``sample_weight`` must be None."""
         from privdyn.algorithms.dpgd import DPGDHyperparameters, dpgd
+        from privdyn.privacy.mechanism import OnePassDPGDMechanism
         from privdyn.schedules import OutsideTheoryWarning
 
         epsilon, feature_norm, label_bound = self._check_parameters()
@@ -249,26 +256,26 @@ class DPLinearRegression(PrivateLinearModel):
                           "preconditioner": preconditioner}
 
         statement = planned["statement"]
+        assert statement.zcdp is not None and statement.training_zcdp is not None  # a zCDP statement
         self.plan_ = {**planned["plan"],
                       "predicted_excess_mse": 2.0 * label_bound**2 * planned["plan"]["predicted_risk"],
                       "feature_scale": scale, "label_scale": label_bound, "planning_share": share}
         self.prediction_ = _prediction_in_label_units(planned["prediction"], label_bound, share is None)
-        self.privacy_ = {
-            "epsilon": statement["epsilon"], "requested_epsilon": epsilon, "delta": delta, "delta_rule": delta_rule,
-            "zcdp": statement["zcdp"], "rho": statement["rho"], "neighboring": statement["neighboring"],
-            "guarantee": statement["guarantee"], "is_dp_guarantee": statement["is_dp_guarantee"],
-            "unit": "one row (x, y) of the training set", "released": "coef_ and intercept_ (the final iterate only)",
-            "shares": [
-                {"use": "training: one pass of clipped DP-GD (Algorithm 1), noise calibrated by Proposition 4.1",
-                 "zcdp": statement["training_zcdp"], "fraction": statement["training_zcdp"] / statement["zcdp"]},
-                planned["planning_share"],
-                {"use": f"preprocessing: rows projected onto ||x|| <= {feature_norm:g}, labels clipped to "
-                        f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
-                        f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
-                 "zcdp": 0.0, "fraction": 0.0}],
-            "accountant": statement["accountant"], "assumptions": statement["assumptions"],
-            "conversion": statement["conversion"], "cross_checks": statement["cross_checks"],
-            "text": statement["text"]}
+        shares = [
+            {"use": "training: one pass of clipped DP-GD (Algorithm 1), noise calibrated by Proposition 4.1",
+             "zcdp": statement.training_zcdp, "fraction": statement.training_zcdp / statement.zcdp},
+            planned["planning_share"],
+            {"use": f"preprocessing: rows projected onto ||x|| <= {feature_norm:g}, labels clipped to "
+                    f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
+                    f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
+             "zcdp": 0.0, "fraction": 0.0}]
+        hyper = self.training_["hyperparameters"]
+        record = OnePassDPGDMechanism(step_sizes=hyper.step_sizes(n), noise_multipliers=hyper.noise_multipliers(n))
+        self.privacy_ = dataclasses.replace(
+            statement, unit="one row (x, y) of the training set",
+            released="coef_ and intercept_ (the final iterate only)",
+            cross_checks={**statement.cross_checks, "training_zcdp_of_the_record": record.zcdp},
+            extra={**statement.extra, "requested_epsilon": epsilon, "delta_rule": delta_rule, "shares": shares})
         return self
 
     def training_schedule(self) -> dict[str, np.ndarray | float]:

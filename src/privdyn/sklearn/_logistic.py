@@ -60,7 +60,7 @@ from privdyn.algorithms.noisy_gd import Loss
 from privdyn.sklearn._base import _check_finite, generator_from
 
 __all__ = ["DPLogisticRegression", "MAX_ITER", "MultinomialLoss", "RIDGE_GRID", "STEP_FRACTION", "WORK_BUDGET",
-           "account", "classifier_expected_failed_checks", "default_max_iter"]
+           "account", "classifier_expected_failed_checks", "default_max_iter", "project_rows"]
 
 STEP_FRACTION = 0.99
 """η = STEP_FRACTION/β: Corollary 1 needs η < 1/β strictly, and the planner's utility bound improves with η."""
@@ -270,8 +270,15 @@ def _blas_pools() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def _project_rows(features: np.ndarray, feature_norm: float, fit_intercept: bool) -> tuple[np.ndarray, float, float]:
-    """Rows projected onto ‖x‖ <= F, the intercept column a = F/√d appended, all divided by R = √(F² + a²)."""
+def project_rows(features: np.ndarray, feature_norm: float, fit_intercept: bool) -> tuple[np.ndarray, float, float]:
+    """The rows :class:`DPLogisticRegression`'s mechanism sees: each row projected onto ‖x‖ <= F
+    (``feature_norm``), with ``fit_intercept`` the constant column a = F/√d appended, all divided by
+    R = √(F² + a²), so every row lies in the unit ball (module docstring, step 2). Public bounds only.
+
+    Returns:
+        ``(rows, a, R)``: rows of shape (n, d + fit_intercept), the intercept feature a (0 without an intercept)
+        and the radius R.
+    """
     n, d = features.shape
     norms = np.sqrt(np.einsum("ij,ij->i", features, features))
     factors = np.minimum(1.0, feature_norm / np.where(norms > 0, norms, 1.0))
@@ -317,11 +324,15 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         intercept_: shape (1,) or (K,).
         n_iter_: the number of noisy GD steps run, shape (1,).
         n_features_in_, feature_names_in_: as in scikit-learn.
-        privacy_: the privacy statement: ``epsilon``, ``delta``, ``zcdp``, ``bound`` (``corollary_1`` or
+        privacy_: the :class:`~privdyn.privacy.PrivacyStatement` of the fit's
+            :class:`~privdyn.privacy.mechanism.NoisyGDMechanism` record, read as an object or as a mapping:
+            ``epsilon``, ``delta``, ``zcdp``, ``bound`` (``corollary_1`` or
             ``composition``, whichever is smaller), ``guarantee`` (``bound``), ``neighboring`` (``replace_one``),
             ``sampler`` (``full_batch``), ``released`` (the last iterate only), ``last_iterate_epsilon`` and
             ``composition_epsilon`` (both bounds at the run's noise), ``saved`` (their ratio), ``assumptions``
-            (what the fit enforced), ``requested_epsilon`` and the plan's statement.
+            (what the fit enforced), ``requested_epsilon``, the plan's statement (``plan``) and ``membership``
+            (the best membership test's true-positive rate at false-positive rates 0.001, 0.01 and 0.1 that the
+            zCDP bound allows).
         training_: what training ran with: ``ridge``, ``smoothness``, ``sensitivity``, ``radius``, ``step_size``,
             ``num_steps``, ``noise_scale``, ``n``, ``row_scale`` (1/R) and the planner's ``predicted_risk``.
 
@@ -348,8 +359,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         _check.scalar(epsilon=self.epsilon)
         _check.positive(epsilon=self.epsilon)
         if self.delta is not None:
-            _check.scalar(delta=self.delta)
-            _check.in_range(0.0, 1.0, closed="neither", delta=self.delta)
+            _check.delta(self.delta)
         if self.feature_norm is None:
             raise ValueError("feature_norm is required: a public bound on the norm ||x|| of a row, a number > 0 "
                              "chosen without looking at the private data; got feature_norm=None. Rows are projected "
@@ -403,6 +413,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> DPLogisticRegression:
         """Fit privately (full-batch noisy GD, last iterate); returns self. ``sample_weight`` must be None."""
         from privdyn.algorithms.noisy_gd import L2Ball, LogisticLoss, noisy_gd
+        from privdyn.privacy.mechanism import NoisyGDMechanism
 
         epsilon, feature_norm, ridge = self._check_parameters()
         X, y = self._check_data(X, y, sample_weight)
@@ -410,7 +421,7 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         n, d = X.shape
         delta = float(n) ** -DELTA_EXPONENT if self.delta is None else float(self.delta)
         classes = int(self.classes_.size)
-        rows, intercept_feature, radius = _project_rows(X, feature_norm, bool(self.fit_intercept))
+        rows, intercept_feature, radius = project_rows(X, feature_norm, bool(self.fit_intercept))
         width = rows.shape[1]
         max_iter = (default_max_iter(n, width if classes == 2 else classes * width) if self.max_iter is None
                     else int(self.max_iter))
@@ -432,6 +443,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         self.intercept_ = weights[:, d] * intercept_feature if self.fit_intercept else np.zeros(weights.shape[0])
         self.n_iter_ = np.array([planned["num_steps"]], dtype=np.int32)
 
+        mechanism = NoisyGDMechanism(n=n, num_steps=planned["num_steps"], step_size=planned["step_size"],
+                                     noise_scale=planned["noise_scale"], strong_convexity=c.ridge,
+                                     smoothness=c.smoothness, sensitivity=c.sensitivity)
         accounted = account(n=n, num_steps=planned["num_steps"], step_size=planned["step_size"],
                             noise_scale=planned["noise_scale"], strong_convexity=c.ridge, smoothness=c.smoothness,
                             sensitivity=c.sensitivity, delta=delta)
@@ -442,21 +456,11 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                           "width": width, "row_scale": 1.0 / radius, "predicted_risk": planned["predicted_risk"],
                           "predicted_risk_quantity": planned["quantity"]}
         loss_name = "logistic" if c.binary else "multinomial (softmax) cross-entropy"
-        accounted = dict(accounted)
-        self.privacy_ = {
-            "epsilon": accounted["epsilon"], "delta": delta, "zcdp": accounted["zcdp"],
-            "requested_epsilon": epsilon,
-            "delta_rule": f"1/n^{DELTA_EXPONENT} with n = {n} (delta=None)" if self.delta is None else "given",
-            "bound": accounted["bound"], "accountant": accounted["source"], "guarantee": "bound",
-            "is_dp_guarantee": True, "neighboring": "replace_one", "sampler": "full_batch",
-            "unit": "one row (x, y) of the training set",
-            "released": f"coef_ and intercept_: the last iterate theta_K only, K = {planned['num_steps']}",
-            "last_iterate_zcdp": accounted["last_iterate_zcdp"],
-            "last_iterate_epsilon": accounted["last_iterate_epsilon"],
-            "composition_zcdp": accounted["composition_zcdp"],
-            "composition_epsilon": accounted["composition_epsilon"],
-            "saved": accounted["last_iterate_epsilon"] / accounted["composition_epsilon"],
-            "assumptions": [
+        statement = mechanism.statement(delta)
+        self.privacy_ = dataclasses.replace(
+            statement, accountant=accounted["source"], unit="one row (x, y) of the training set",
+            released=f"coef_ and intercept_: the last iterate theta_K only, K = {planned['num_steps']}",
+            assumptions=(
                 f"the per-example {loss_name} loss plus (lambda/2)||theta||^2, lambda = {c.ridge:.6g} > 0: "
                 f"lambda-strongly convex, beta-smooth with beta = {c.smoothness:.6g} (rows in the unit ball)",
                 f"rows projected onto ||x|| <= {feature_norm:g} (public) and divided by R = {radius:.6g}: total "
@@ -466,12 +470,13 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
                 "Pi_C(N(0, 2 sigma^2/lambda I)), independent of the data",
                 "full-batch gradients; only the last iterate is released; hyper-parameters from public numbers",
                 "the set of class labels is public: " + ("given as classes" if self.classes is not None else
-                                                          "taken from y (pass classes= to fix it in advance)")],
-            "plan": copy.deepcopy(planned["statement"]),
-            "text": (f"({accounted['epsilon']:.4g}, {delta:.3g})-DP for replace-one neighbours by "
-                     f"{'Corollary 1 (last iterate)' if accounted['bound'] == 'corollary_1' else 'composition'}; "
-                     f"composition over the {planned['num_steps']} steps would give epsilon = "
-                     f"{accounted['composition_epsilon']:.4g}")}
+                                                          "taken from y (pass classes= to fix it in advance)")),
+            extra={**statement.extra, "requested_epsilon": epsilon,
+                   "delta_rule": f"1/n^{DELTA_EXPONENT} with n = {n} (delta=None)" if self.delta is None else "given",
+                   "last_iterate_epsilon": accounted["last_iterate_epsilon"],
+                   "composition_epsilon": accounted["composition_epsilon"],
+                   "saved": accounted["last_iterate_epsilon"] / accounted["composition_epsilon"],
+                   "plan": copy.deepcopy(planned["statement"])})
         return self
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:

@@ -100,9 +100,9 @@ def _predict(theta: np.ndarray, rows: np.ndarray, classes: int) -> np.ndarray:
 
 def _rows(features: np.ndarray, fitted: Any) -> np.ndarray:
     """The rows as DPLogisticRegression's mechanism saw them (projected, intercept column, divided by R)."""
-    from privdyn.sklearn._logistic import _project_rows
+    from privdyn.sklearn import project_rows
 
-    return _project_rows(features, math.sqrt(features.shape[1]), True)[0]
+    return project_rows(features, math.sqrt(features.shape[1]), True)[0]
 
 
 @functools.lru_cache(maxsize=256)

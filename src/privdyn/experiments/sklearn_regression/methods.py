@@ -51,7 +51,7 @@ def public_stats_run(*, epsilon: float, box: float, label_box: float, x_train: n
 
     from privdyn.algorithms.dpgd import dpgd as run
     from privdyn.plan import dpgd as plan_dpgd
-    from privdyn.sklearn._base import Preprocessed
+    from privdyn.sklearn import Preprocessed
 
     d = x_train.shape[1]
     norm = box * math.sqrt(d)

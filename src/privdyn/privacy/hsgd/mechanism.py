@@ -234,4 +234,6 @@ class HSGDMechanism:
             released="the last iterate x_n only", guarantee=Guarantee.SURROGATE, accountant=self._accountant(),
             planning=PlanningShare(), epsilon=epsilon, delta=None if delta is None else float(delta), zcdp=None,
             training_zcdp=None, rdp_curve=None, conversion=conversion, assumptions=_ASSUMPTIONS,
-            extra={"renyi_order": self.renyi_order, "rdp_epsilon": self.rdp_epsilon()})
+            extra={"renyi_order": self.renyi_order, "rdp_epsilon": self.rdp_epsilon()},
+            membership_reason=("the Renyi number is a surrogate of a diffusion approximation, not a privacy "
+                               "guarantee: no bound on a membership test follows from it"))
