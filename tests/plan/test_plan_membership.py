@@ -1,4 +1,5 @@
-"""The planner's statements state what an attacker can do (zCDP plans) or why they do not (dpsgd, hsgd)."""
+"""The planner's statements state what an attacker can do (zCDP plans, DP-SGD plans with a PLD) or why they do not
+(DP-SGD without one, hsgd)."""
 
 from __future__ import annotations
 
@@ -41,10 +42,22 @@ def test_a_planning_share_is_in_the_rates() -> None:
     _zcdp_rates(plan)
 
 
+def test_a_dpsgd_plan_with_a_pld_carries_the_records_rates() -> None:
+    from privdyn.privacy.mechanism import DPSGDMechanism
+
+    plan = privdyn.plan.dpsgd(n=1000, batch_size=50, num_steps=10, epsilon=1.0, delta=1e-5, sampler="poisson",
+                              neighboring="add_remove", strategies=("independent",))
+    record = DPSGDMechanism(noise_multiplier=plan.privacy["noise_multiplier"], n=1000, batch_size=50, num_steps=10,
+                            sampler="poisson", neighboring="add_remove")
+    assert plan.privacy.membership_reason is None
+    assert plan.privacy.membership == record.membership()
+    assert plan.to_json()["privacy_statement"]["membership"]["fpr"] == list(MEMBERSHIP_FPRS)
+
+
 def test_dpsgd_and_hsgd_plans_say_why_they_have_no_rates() -> None:
     dpsgd = privdyn.plan.dpsgd(n=1000, batch_size=50, num_steps=10, epsilon=1.0, delta=1e-5, sampler="fixed_size",
                                neighboring="replace_one", strategies=("independent",))
-    assert dpsgd.privacy.membership is None and "takes seconds" in dpsgd.privacy["membership_reason"]
+    assert dpsgd.privacy.membership is None and "no privacy-loss distribution" in dpsgd.privacy["membership_reason"]
     hsgd = privdyn.plan.hsgd(n=50, d=20, label_noise=0.5, ridge=0.1, renyi_order=2.0, rdp_epsilon=2.0)
     assert hsgd.privacy.membership is None and "surrogate" in hsgd.privacy["membership_reason"]
     assert "no rate stated" in hsgd.privacy.text()

@@ -44,11 +44,13 @@ __all__ = [
     "rho_from_zcdp",
 ]
 
-DPSGD_MEMBERSHIP = ("not computed for a DP-SGD plan: the privacy-loss distribution of its sampled steps takes "
-                    "seconds to build; DPSGDMechanism(...).statement(delta) states the rates where the mechanism has "
-                    "one")
-"""Why a DP-SGD plan's statement has no membership rates: ``DPSGDMechanism.membership`` took 2.2 s (T = 100) and
-3.4 s (T = 1000) at n = 60000, B = 256 (median of 3, a shared CPU), against a budget of about 1 s per plan."""
+DPSGD_NO_MEMBERSHIP = ("not computed: dp-accounting has no privacy-loss distribution of this DP-SGD run (correlated "
+                       "noise, random allocation, or fixed-size batches under replace-one, which dp-accounting "
+                       "accounts by RDP); the epsilon above bounds every membership test through the (epsilon, "
+                       "delta) trade-off")
+"""Why a DP-SGD plan's statement has no membership rates. Where the run has a PLD (independent noise under Poisson or
+fixed-size zero-out sampling, banded noise under cyclic Poisson) the statement carries the rates of
+:meth:`~privdyn.privacy.mechanism.DPSGDMechanism.membership` (0.6-1.1 s at n = 60000, B = 256, T = 100-10^4)."""
 
 _RDP_ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0)
 """The orders at which a zCDP guarantee's RDP curve α ↦ zcdp·α is tabulated in the statement."""

@@ -60,7 +60,7 @@ import numpy as np
 
 from privdyn import _check
 from privdyn._progress import report
-from privdyn.plan._budget import DPSGD_MEMBERSHIP, PlanningShare, PrivacyStatement
+from privdyn.plan._budget import DPSGD_NO_MEMBERSHIP, PlanningShare, PrivacyStatement
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification, _fmt, json_ready
 from privdyn.privacy import accounting, correlated
 from privdyn.privacy.labels import DPSGD_SAMPLERS, NeighboringRelation, Sampler, as_neighboring, as_sampler
@@ -482,7 +482,8 @@ def run_statement(strategy: correlated.Strategy, row: accounting.AllowListRow, n
     """
     from privdyn.privacy import correlated_calibration
 
-    loss = s.mechanism(strategy, noise_multiplier).privacy_loss(delta)
+    mechanism = s.mechanism(strategy, noise_multiplier)
+    loss = mechanism.privacy_loss(delta)
     rdp_curve = None
     conversion = None
     if row.accountant == "dp_accounting_rdp":  # the row's accountant is an RDP curve: publish it
@@ -497,6 +498,7 @@ def run_statement(strategy: correlated.Strategy, row: accounting.AllowListRow, n
     elif _is_slow(row):
         conversion = ("privacy-loss distributions of the amplified bound, composed conditionally (no RDP curve)"
                       if "Theorem F.12" not in loss.source else "a closed-form (epsilon, delta) bound (no RDP curve)")
+    membership = mechanism.membership()  # about 1 s where the run has a PLD (independent noise, cyclic Poisson)
     batches = sizes_text or f"batch_size = {s.batch_size} of n = {s.n}"
     assumptions = [
         f"every step draws a batch by {s.sampler} sampling ({batches}), {s.num_steps} steps",
@@ -511,7 +513,8 @@ def run_statement(strategy: correlated.Strategy, row: accounting.AllowListRow, n
         released="every noisy gradient sum, hence every iterate", accountant=f"{row.describe()}; {loss.source}",
         guarantee=row.guarantee, planning=PlanningShare(), epsilon=float(loss.value), delta=delta, zcdp=None,
         training_zcdp=None, rdp_curve=rdp_curve, conversion=conversion, assumptions=tuple(assumptions),
-        cross_checks=cross_checks, extra={"noise_multiplier": noise_multiplier}, membership_reason=DPSGD_MEMBERSHIP)
+        cross_checks=cross_checks, extra={"noise_multiplier": noise_multiplier}, membership=membership,
+        membership_reason=None if membership is not None else DPSGD_NO_MEMBERSHIP)
 
 
 def _required(name: str, value: Any, choices: Sequence[str], meaning: str) -> None:
