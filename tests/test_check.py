@@ -79,6 +79,14 @@ def test_delta_returns_a_float_and_refuses_non_scalars():
         _check.delta([1e-5, 1e-6])
 
 
+def test_deltas_checks_every_entry_of_an_array():
+    _check.deltas(np.array([1e-5, 0.5]))
+    _check.deltas(1e-5)
+    for bad in (np.array([1e-5, 0.0]), np.array([0.5, 1.0]), np.array([np.nan, 0.1])):
+        with pytest.raises(ValueError, match="delta"):
+            _check.deltas(bad)
+
+
 def test_member_accepts_the_enum_or_its_value_and_names_the_parameter():
     from privdyn.privacy.labels import NeighboringRelation
 

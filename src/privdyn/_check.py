@@ -305,11 +305,17 @@ def member(kind: type[E], **named: Any) -> E:
 
 def delta(value: Any, *, name: str = "delta") -> float:
     """δ of an (ε, δ) guarantee: a finite real scalar in the open interval (0, 1), returned as a float. The one
-    δ check of the package: every accountant, planner and estimator that takes a δ calls it."""
+    δ check of the package: every accountant, planner and estimator that takes a δ calls it (or :func:`deltas`)."""
     scalar(**{name: value})
     finite(**{name: value})
     in_range(0.0, 1.0, closed="neither", **{name: value})
     return float(value)
+
+
+def deltas(value: Any, *, name: str = "delta") -> None:
+    """:func:`delta` for functions that broadcast δ over an array: every entry finite and in (0, 1)."""
+    finite(**{name: value})
+    in_range(0.0, 1.0, closed="neither", **{name: value})
 
 
 def scalar(**named: Any) -> None:

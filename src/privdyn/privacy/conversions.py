@@ -349,7 +349,7 @@ def zcdp_to_epsilon(zcdp: ArrayLike, *, delta: ArrayLike, method: str = "bun_ste
         computed order is at least the infimum, and it is rounded up by its evaluation-error bound).
     """
     _check.non_negative(zcdp=zcdp)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
+    _check.deltas(delta)
     _check.one_of(ZCDP_CONVERSION_METHODS, method=method)
     scalar, (rho, dlt) = _broadcast(zcdp=zcdp, delta=delta)
     if method == "bun_steinke":
@@ -376,7 +376,7 @@ def optimal_renyi_order(zcdp: ArrayLike, *, delta: ArrayLike, method: str = "bun
     Shapes: zcdp and delta broadcast together; scalars give a float.
     """
     _check.non_negative(zcdp=zcdp)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
+    _check.deltas(delta)
     _check.one_of(ZCDP_CONVERSION_METHODS, method=method)
     scalar, (rho, dlt) = _broadcast(zcdp=zcdp, delta=delta)
     log_inv_delta = -np.log(dlt)
@@ -454,7 +454,7 @@ def epsilon_to_zcdp(epsilon: ArrayLike, *, delta: ArrayLike, method: str = "bun_
         Calibration on the safe side: converting the result back never exceeds ``epsilon``.
     """
     _check.non_negative(epsilon=epsilon)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)
+    _check.deltas(delta)
     _check.one_of(ZCDP_CONVERSION_METHODS, method=method)
     scalar, (eps, dlt) = _broadcast(epsilon=epsilon, delta=delta)
     if method == "bun_steinke":

@@ -147,8 +147,7 @@ class DPSGDAccountant:
     def privacy_spent(self, delta: float) -> PrivacyLoss:
         """``epsilon`` of the steps taken so far, at ``delta``."""
         if self.steps == 0:
-            _check.scalar(delta=delta)
-            _check.in_range(0.0, 1.0, closed="neither", delta=delta)
+            _check.delta(delta)
             return PrivacyLoss(value=0.0, guarantee=Guarantee.EXACT, quantity="epsilon",
                                neighboring=NeighboringRelation(self.neighboring),
                                sampler=self.sampler, source="no step taken")

@@ -11,6 +11,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
+from privdyn import _check
 from privdyn.data.classification import load_binary_dataset, scale_to_unit_ball
 from privdyn.models.kan import KAN
 from privdyn.privacy import correlated_calibration as cal
@@ -274,8 +275,7 @@ class Fig1LeftConfig(ExperimentConfig):
             raise ValueError(f"feature_scaling must be 'unit_ball' or 'box'; got {self.feature_scaling!r}.")
         if self.kappa_source not in ("computed", "shipped"):
             raise ValueError(f"kappa_source must be 'computed' or 'shipped'; got {self.kappa_source!r}.")
-        if not 0.0 < self.delta < 1.0:
-            raise ValueError(f"delta must lie in (0, 1); got {self.delta!r}.")
+        _check.delta(self.delta)
         if not 0.05 <= self.test_fraction <= 0.5:
             raise ValueError(f"test_fraction must lie in [0.05, 0.5]; got {self.test_fraction!r}.")
         for name in ("width", "grid_size", "num_steps", "batch_size"):

@@ -142,8 +142,7 @@ def _paper_renyi_order(epsilon: np.ndarray, delta: np.ndarray) -> np.ndarray:
 
 def _check_dp_target(epsilon: Any, delta: Any) -> None:
     _check.positive(epsilon=epsilon)
-    _check.finite(delta=delta)
-    _check.in_range(0.0, 1.0, closed="neither", delta=delta)  # arrays: δ broadcasts here (_check.delta is scalar)
+    _check.deltas(delta)  # arrays: δ broadcasts here
 
 
 def _check_paper_recipe(epsilon: Any, delta: Any) -> None:
