@@ -63,6 +63,7 @@ def _bad_inputs() -> list[tuple[str, dict[str, Any], Any, str]]:
         ("nan feature", {}, (nan_x, y), r"X must be finite \(no NaN or inf\); got X\[3, 1\]=nan"),
         ("inf feature", {}, (inf_x, y), r"X must be finite \(no NaN or inf\); got X\[0, 0\]=inf"),
         ("nan label", {}, (x, nan_y), r"y must be finite \(no NaN or inf\); got y\[5\]=nan"),
+        ("complex label", {}, (x, y + 1j), r"y must be real numbers; got complex values"),
         ("one sample", {}, (x[:1], y[:1]), r"n_samples >= 2 rows; got n_samples = 1"),
         ("too wide", {}, (wide, np.zeros(3)), rf"at most {MAX_FEATURES - 1} features .* got X with {MAX_FEATURES}"),
         ("no feature_norm", {"feature_norm": None}, (x, y), r"feature_norm is required: a public bound"),

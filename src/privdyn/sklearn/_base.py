@@ -152,6 +152,9 @@ class PrivateLinearModel(RegressorMixin, BaseEstimator):
             raise ValueError("sample_weight must be None: privdyn's private regressors refuse sample weights (a "
                              "weighted row would change the sensitivity the privacy accounting assumes); got "
                              f"sample_weight of type {type(sample_weight).__name__}.")
+        if np.issubdtype(getattr(y, "dtype", np.float64), np.complexfloating):
+            raise ValueError("Complex data not supported: y must be real numbers; got complex values (their imaginary "
+                             "part would be discarded).")
         try:
             labels = np.asarray(y, dtype=float)
         except (TypeError, ValueError):  # not numbers (or None): scikit-learn's own message below
