@@ -248,7 +248,8 @@ def test_default_spends_the_auto_share_and_reports_its_prediction() -> None:
 
 def test_default_fit_reaches_least_squares_as_epsilon_grows() -> None:
     """Rows far inside the public ball, a correlated design: the default fit's excess test MSE over least squares
-    falls with ε, and is small at ε = 1e6 (the release is then exact, the whitened rows isotropic)."""
+    falls with ε, and vanishes at ε = 1e8, where the release resolves the spectrum and the fit is its least-squares
+    solution (one pass of DP-GD, ``solver="dpgd"``, stops short of least squares)."""
     rng = np.random.default_rng(7)
     n, d = 20_000, 6
     mix = rng.normal(size=(d, d)) * np.geomspace(1.0, 0.05, d)
@@ -257,9 +258,58 @@ def test_default_fit_reaches_least_squares_as_epsilon_grows() -> None:
     from sklearn.linear_model import LinearRegression
 
     base = float(np.mean((LinearRegression().fit(x[:n], y[:n]).predict(x[n:]) - y[n:]) ** 2))
-    excess = []
-    for epsilon in (1.0, 1e6):
+    excess, solvers = [], []
+    for epsilon in (1.0, 1e8):
         est = DPLinearRegression(epsilon=epsilon, feature_norm=20.0, label_bound=20.0, random_state=3).fit(x[:n],
                                                                                                            y[:n])
         excess.append(float(np.mean((est.predict(x[n:]) - y[n:]) ** 2)) / base - 1.0)
-    assert excess[1] < excess[0] and excess[1] < 0.02, excess
+        solvers.append(est.training_["solver"])
+    assert solvers == ["dpgd", "release"] and excess[1] < excess[0] and abs(excess[1]) < 1e-4, (excess, solvers)
+    dpgd = DPLinearRegression(epsilon=1e8, feature_norm=20.0, label_bound=20.0, solver="dpgd",
+                              random_state=3).fit(x[:n], y[:n])
+    assert dpgd.training_["solver"] == "dpgd" and dpgd.plan_["release_solution"] is None
+
+
+def test_release_solution_is_accounted_as_five_gaussian_releases() -> None:
+    """Where the release solution is chosen, privacy_ composes the planning release's three Gaussian mechanisms
+    and the second release's two to the planner's total zCDP, its membership rates are the exact Gaussian ones,
+    the prediction is the first-order SSP risk, and there is no DP-GD schedule to read."""
+    rng = np.random.default_rng(11)
+    n, d = 50_000, 4
+    x = rng.normal(size=(n, d))
+    y = x @ np.array([0.5, -0.3, 0.2, 0.1]) + 0.3 * rng.normal(size=n)
+    est = DPLinearRegression(epsilon=300.0, feature_norm=8.0, label_bound=4.0, random_state=0).fit(x, y)
+    assert est.training_["solver"] == "release" and est.plan_["release_solution"]["chosen"]
+    statement = est.privacy_
+    assert statement.epsilon <= 300.0 and statement.training_zcdp + est.privacy_["shares"][1]["zcdp"] == (
+        pytest.approx(statement.zcdp))
+    assert statement.cross_checks["zcdp_of_the_releases"] == pytest.approx(statement.zcdp, rel=1e-9)
+    assert statement.cross_checks["epsilon_exact_gaussian_composition"] <= statement.epsilon
+    assert [m["statistic"] for m in statement["shares"][0]["mechanisms"]] == ["second_moment_features",
+                                                                              "feature_label_moment"]
+    p = est.prediction_
+    assert p["label"] == "model" and p["interval"][0] <= p["excess_mse"] <= p["interval"][1]
+    with pytest.raises(ValueError, match="solver='dpgd'"):
+        est.training_schedule()
+    again = DPLinearRegression(epsilon=300.0, feature_norm=8.0, label_bound=4.0, random_state=0).fit(x, y)
+    np.testing.assert_array_equal(again.coef_, est.coef_)
+    with pytest.raises(ValueError, match="solver"):
+        DPLinearRegression(feature_norm=8.0, label_bound=4.0, solver="ssp").fit(x, y)
+
+
+def test_adassp_prediction_is_the_first_order_risk_of_its_release() -> None:
+    """AdaSSP's prediction_ is the first-order excess over least squares of its own release (post-processing): it
+    does not move the coefficients, labels an unresolved release heuristic, and says what it leaves out."""
+    rng = np.random.default_rng(5)
+    n, d = 40_000, 3
+    x = rng.normal(size=(n, d))
+    y = x @ np.array([0.4, -0.2, 0.3]) + 0.5 * rng.normal(size=n)
+    est = AdaSSPRegression(epsilon=20.0, feature_norm=8.0, label_bound=4.0, random_state=1).fit(x, y)
+    p = est.prediction_
+    assert set(p) == {"excess_mse", "test_mse", "interval", "label", "reasons"}
+    assert p["label"] == "model" and p["test_mse"] is None
+    assert p["interval"][0] <= p["excess_mse"] <= p["interval"][1] and p["excess_mse"] > 0
+    assert any("excess over least squares" in r for r in p["reasons"])
+    small = AdaSSPRegression(epsilon=0.5, feature_norm=8.0, label_bound=4.0, random_state=1).fit(x[:300], y[:300])
+    assert small.prediction_["label"] == "heuristic"
+    assert small.prediction_["reasons"][0].startswith("first-order perturbation")

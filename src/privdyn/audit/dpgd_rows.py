@@ -313,6 +313,9 @@ class DPLinearRegressionCanary(Mechanism):
         """The stated law of ``coef_[0]`` for a fitted estimator: its training step sizes, clip and scales, and the
         rho of its privacy statement's training share."""
         training = estimator.training_
+        if training["solver"] != "dpgd":
+            raise ValueError(f"{self.name} states DP-GD's law; this fit used the release's least-squares solution "
+                             "(training_['solver'] == 'release'): audit it with solver='dpgd' or a smaller budget.")
         hyper = training["hyperparameters"]
         scale = float(training["feature_scale"]) * float(training["label_scale"])
         z = self.feature_norm * float(training["feature_scale"])

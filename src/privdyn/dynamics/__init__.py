@@ -26,6 +26,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "limiting_scaling_exponent", "log_correction", "loglog_rate", "minimax_lower_bound", "polynomial_rate",
         "privacy_threshold_exponent", "scaling_exponent", "theorem2_parameters", "theorem4_case",
     ),
+    "ssp": ("RESOLVED_RATIO", "SSPRisk", "ssp_excess_risk", "ssp_prediction"),
     "closed_forms": (
         "constant_noise_surrogate_risk", "generalized_exponential_integral", "harmonic_surrogate_risk",
         "output_perturbation_surrogate_risk", "polynomial_surrogate_risk",
@@ -34,7 +35,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 _ALIASES: dict[str, tuple[str, str]] = {
     "DPGD_ODE_METHODS": ("dpgd", "METHODS"),
 }
-_SUBMODULES = ("closed_forms", "dpgd", "hsgd", "scaling")
+_SUBMODULES = ("closed_forms", "dpgd", "hsgd", "scaling", "ssp")
 
 __getattr__, __dir__, __all__ = _lazy.attach(__name__, _EXPORTS, aliases=_ALIASES, submodules=_SUBMODULES)
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from privdyn.dynamics import dpgd as dpgd
     from privdyn.dynamics import hsgd as hsgd
     from privdyn.dynamics import scaling as scaling
+    from privdyn.dynamics import ssp as ssp
     from privdyn.dynamics.closed_forms import constant_noise_surrogate_risk as constant_noise_surrogate_risk
     from privdyn.dynamics.closed_forms import generalized_exponential_integral as generalized_exponential_integral
     from privdyn.dynamics.closed_forms import harmonic_surrogate_risk as harmonic_surrogate_risk
@@ -85,3 +87,7 @@ if TYPE_CHECKING:
     from privdyn.dynamics.scaling import scaling_exponent as scaling_exponent
     from privdyn.dynamics.scaling import theorem2_parameters as theorem2_parameters
     from privdyn.dynamics.scaling import theorem4_case as theorem4_case
+    from privdyn.dynamics.ssp import RESOLVED_RATIO as RESOLVED_RATIO
+    from privdyn.dynamics.ssp import SSPRisk as SSPRisk
+    from privdyn.dynamics.ssp import ssp_excess_risk as ssp_excess_risk
+    from privdyn.dynamics.ssp import ssp_prediction as ssp_prediction

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -43,6 +44,17 @@ __all__ = ["AdaSSPRegression"]
 
 _ACCOUNTANT = ("three Gaussian mechanisms (Bun & Steinke 2016, arXiv 1605.02065, Proposition 1.6) composed in zCDP; "
                "AdaSSP of Wang 2018 (arXiv 1803.02596, Algorithm 2)")
+
+
+def _prediction(gram: np.ndarray, moment: np.ndarray, *, rows: int, second_moment_std: float, moment_std: float,
+                ridge: float, rng: np.random.Generator) -> dict[str, Any]:
+    """``prediction_``: the first-order excess risk of the fit over least squares (:mod:`privdyn.dynamics.ssp`),
+    from the released statistics only (post-processing)."""
+    from privdyn.dynamics.ssp import ssp_prediction
+
+    prediction = ssp_prediction(gram, moment, rows=rows, second_moment_std=second_moment_std, moment_std=moment_std,
+                                ridge=ridge, rng=rng)
+    return {key: prediction[key] for key in ("excess_mse", "test_mse", "interval", "label", "reasons")}
 
 
 class AdaSSPRegression(PrivateLinearModel):
@@ -60,6 +72,13 @@ class AdaSSPRegression(PrivateLinearModel):
     Attributes:
         coef_, intercept_, n_features_in_, feature_names_in_: as in scikit-learn.
         ridge_: the ridge λ used (a function of the released λ̃_min: public).
+        prediction_: the fit's predicted excess test MSE, in the units of y² (:mod:`privdyn.dynamics.ssp`, from
+            the released XᵀX and Xᵀy, post-processing): ``excess_mse`` (over least squares fitted on the same
+            rows: the ridge's bias and the release noise, to first order), ``test_mse`` (None: AdaSSP releases no
+            label second moment, so the residual variance is unknown), ``interval`` (the plug-in's spread over
+            redraws of the release noise), ``label`` (``model`` when the release resolves every eigenvalue,
+            noise spectral norm at most a quarter of the smallest eigenvalue plus the ridge; else ``heuristic``)
+            and ``reasons``.
         privacy_: the :class:`~privdyn.privacy.PrivacyStatement` of the fit, built from its
             :class:`~privdyn.privacy.mechanism.GaussianReleases` record, read as an object or as a mapping:
             ``epsilon``, ``delta`` (and ``delta_rule``), ``zcdp``, ``neighboring`` (``replace_one``), ``guarantee``
@@ -127,6 +146,8 @@ class AdaSSPRegression(PrivateLinearModel):
             theta = np.linalg.lstsq(system, moment_private, rcond=None)[0]
         self._set_coefficients(theta, prep, 1.0)
         self.ridge_ = ridge
+        self.prediction_ = _prediction(gram_private, moment_private, rows=n, second_moment_std=s2, moment_std=s3,
+                                       ridge=ridge, rng=rng)
 
         each = zcdp / len(releases.releases)
         shares = [{"use": f"Gaussian release of the {r.statistic.replace('_', ' ')}", "sensitivity": r.sensitivity,

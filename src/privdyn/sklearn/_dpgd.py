@@ -16,10 +16,21 @@ The fit, in order:
    prediction becomes ``prediction_``. With ``planning_share=None`` steps 3–4 are skipped and the plan is made on
    the model the public bounds imply (Σ = I in d' dimensions, label noise ``label_noise``/B, default 1/√2,
    ‖θ*‖ = √(1 − ζ²)), a pure function of public numbers, cached.
-6. **Training**: Algorithm 1 (:func:`privdyn.algorithms.dpgd.dpgd`), one pass in an order drawn from
+6. **Solver** (``solver="auto"``, with a planning release). The training share can instead buy a second Gaussian
+   release of S_xx and S_xy (half of it each, the same sensitivities); averaged with the planning release by
+   inverse-variance weights it is one release at the planning share's third plus half the training share, and its
+   least-squares solution θ̂ = S̃_xx⁻¹S̃_xy (sufficient-statistics perturbation) is post-processing. It is chosen
+   when, from the planning release alone: (a) the release resolves the spectrum, q = τ_c/(λ̂_min − τ_1) <=
+   :data:`~privdyn.dynamics.ssp.RESOLVED_RATIO` (τ_c the averaged release's noise level, λ̂_min − τ_1 a lower
+   confidence value of S_xx's smallest eigenvalue, Weyl), where its first-order risk
+   (:mod:`privdyn.dynamics.ssp`) is a model; and (b) that risk, plus least squares' own ζ̂²d'/(n − d' − 1), is at
+   most the DP-GD plan's predicted excess. The choice is a function of the planning release and public numbers, so
+   the two releases and the choice compose in zCDP as before. As ε → ∞ at fixed n the averaged release becomes
+   exact and the fit least squares, which one pass of DP-GD does not reach. ``solver="dpgd"`` skips the step.
+7. **Training** (DP-GD): Algorithm 1 (:func:`privdyn.algorithms.dpgd.dpgd`), one pass in an order drawn from
    ``random_state`` (independent of the data), from θ_0 = 0, each step capped at 2/‖z_k‖²; only θ_n is kept.
-7. **Release**: ``coef_`` and ``intercept_`` = B·s·P·θ_n (post-processing). The fit keeps no intermediate iterate,
-   no loss curve and no training score.
+8. **Release**: ``coef_`` and ``intercept_`` = B·s·P·θ_n, or B·s·θ̂ (post-processing). The fit keeps no
+   intermediate iterate, no loss curve and no training score.
 
 **Privacy.** θ_n is ρ²/2-zCDP for replace-one neighbours (Proposition 4.1, amplification by iteration after
 Feldman, Koren & Talwar 2020, arXiv 2005.04763, Theorem 3.1; label ``bound``) given the planning release, on which
@@ -46,10 +57,14 @@ from sklearn.utils.validation import check_is_fitted
 from privdyn import _check
 from privdyn.sklearn._base import Preprocessed, PrivateLinearModel, generator_from
 
-__all__ = ["DPLinearRegression", "SCHEDULE_CHOICES"]
+__all__ = ["DPLinearRegression", "SCHEDULE_CHOICES", "SOLVER_CHOICES"]
 
 SCHEDULE_CHOICES = ("auto", "constant", "polynomial", "harmonic")
 """``schedule``: ``"auto"`` lets the planner pick among the paper's families; the others restrict it to one."""
+SOLVER_CHOICES = ("auto", "dpgd")
+"""``solver``: ``"auto"`` uses the planning release's least-squares solution instead of DP-GD where the release
+resolves the spectrum and predicts it better (module docstring, step 5); ``"dpgd"`` always trains by DP-GD."""
+_SOLUTION_STATISTICS = ("second_moment_features", "feature_label_moment")
 
 
 @functools.lru_cache(maxsize=16)
@@ -101,7 +116,70 @@ def _plan_with_share(features: np.ndarray, labels: np.ndarray, epsilon: float, d
         **{k: planning[k] for k in ("zcdp", "fraction", "mechanisms", "neighboring")}}
     record["feature_scale"] = plan.model.feature_scale
     record["preconditioner"] = plan.model.preconditioner
+    record["release"] = plan.model.release
+    record["residual_variance"] = plan.model.label_noise**2
     return record
+
+
+def _second_release(release: Any, training_zcdp: float) -> Any:
+    """The second release of S_xx and S_xy (the planning release's replace-one sensitivities), each given half of
+    ``training_zcdp``: the :class:`~privdyn.privacy.mechanism.GaussianReleases` record, noise calibrated."""
+    from privdyn.privacy.labels import NeighboringRelation
+    from privdyn.privacy.mechanism import GaussianRelease, GaussianReleases
+
+    return GaussianReleases(releases=tuple(
+        GaussianRelease(sensitivity=release.sensitivities[k], noise_std=release.sensitivities[k],
+                        neighboring=NeighboringRelation.REPLACE_ONE, statistic=k) for k in _SOLUTION_STATISTICS)
+    ).calibrate_zcdp(training_zcdp)
+
+
+def _combined_stds(release: Any, second: Any) -> dict[str, float]:
+    """Noise std of each statistic once the two releases are averaged with inverse-variance weights."""
+    return {r.statistic: (release.stds[r.statistic] ** -2 + r.noise_std**-2) ** -0.5 for r in second.releases}
+
+
+def _release_solution_outlook(release: Any, rows: int, combined: dict[str, float],
+                              residual_variance: float) -> tuple[float, float]:
+    """(q, predicted excess) of the release solution, from the planning release alone (module docstring, step 5).
+
+    q = τ_c/(λ̂_min − τ_1): the combined release's noise level τ_c = 2√d'·s_c over a lower confidence value of the
+    smallest eigenvalue of S_xx (Weyl: the planning release moves each eigenvalue by at most its noise matrix's
+    spectral norm, τ_1 = 2√d'·s_1, up to a tail of the semicircle); inf when that value is not positive. The
+    excess is :func:`~privdyn.dynamics.ssp.ssp_excess_risk` plugging in the planning release, with the combined
+    noise, plus least squares' own ζ²d'/(n − d' − 1) (labels over B, as the plan's prediction).
+    """
+    from privdyn.dynamics.ssp import ssp_excess_risk
+
+    width = release.sxy.shape[0]
+    key = "second_moment_features"
+    lowest = float(np.linalg.eigvalsh(0.5 * (release.sxx + release.sxx.T))[0])
+    lowest -= 2.0 * math.sqrt(width) * release.stds[key]
+    q = 2.0 * math.sqrt(width) * combined[key] / lowest if lowest > 0 else math.inf
+    risk = ssp_excess_risk(release.sxx, release.sxy, rows=rows, second_moment_std=combined[key],
+                           moment_std=combined["feature_label_moment"], ridge=0.0)
+    statistical = residual_variance * width / (rows - width - 1) if rows > width + 1 else math.inf
+    return q, risk.excess + statistical
+
+
+def _release_solution(features: np.ndarray, labels: np.ndarray, release: Any, second: Any,
+                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Draw the second release on the preprocessed rows and average it with the planning release (inverse-variance
+    weights); returns (S̃_xx, S̃_xy, θ̂) with θ̂ = S̃_xx⁻¹S̃_xy on the eigenvalues raised to the noise level."""
+    width = features.shape[1]
+    stds = {r.statistic: r.noise_std for r in second.releases}
+    upper = np.triu(rng.standard_normal((width, width))) * stds["second_moment_features"]
+    sxx = features.T @ features + upper + np.triu(upper, 1).T
+    sxy = features.T @ labels + stds["feature_label_moment"] * rng.standard_normal(width)
+    averaged = []
+    for key, first, again in (("second_moment_features", release.sxx, sxx), ("feature_label_moment", release.sxy, sxy)):
+        w1, w2 = release.stds[key] ** -2, stds[key] ** -2
+        averaged.append((w1 * first + w2 * again) / (w1 + w2))
+    second_moment, moment = 0.5 * (averaged[0] + averaged[0].T), averaged[1]
+    combined = _combined_stds(release, second)
+    values, vectors = np.linalg.eigh(second_moment)
+    floor = max(2.0 * math.sqrt(width) * combined["second_moment_features"], 1e-12 * float(values.max()))
+    theta = vectors @ ((vectors.T @ moment) / np.maximum(values, floor))
+    return second_moment, moment, theta
 
 
 def _prediction_in_label_units(prediction: dict[str, Any], label_bound: float, public_model: bool) -> dict[str, Any]:
@@ -141,6 +219,9 @@ class DPLinearRegression(PrivateLinearModel):
             share the rows are whitened by the released second moment and the planner plans on the release's
             spectrum, target and residual (:mod:`privdyn.plan._dpgd_data`); training gets the remaining (1 − f).
             Excludes ``label_noise``.
+        solver: ``"auto"`` (the default: with a planning release, the release's least-squares solution replaces
+            DP-GD where the release resolves the spectrum and predicts it more accurate; module docstring, step 6)
+            or ``"dpgd"`` (always one pass of DP-GD). ``training_["solver"]`` says which ran.
         random_state: None (fresh entropy: the noise of a private release should not be reproducible by others),
             an int (reproducible, e.g. for tests), or a numpy Generator. It draws the order of the pass and the
             noise.
@@ -182,6 +263,7 @@ class DPLinearRegression(PrivateLinearModel):
     def __init__(self, epsilon: float = 1.0, delta: float | None = None, *, feature_norm: float | None = None,
                  label_bound: float | None = None, fit_intercept: bool = True, schedule: str = "auto",
                  label_noise: float | None = None, planning_share: float | str | None = "auto",
+                 solver: str = "auto",
                  random_state: int | np.random.Generator | np.random.RandomState | None = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -191,6 +273,7 @@ class DPLinearRegression(PrivateLinearModel):
         self.schedule = schedule
         self.label_noise = label_noise
         self.planning_share = planning_share
+        self.solver = solver
         self.random_state = random_state
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> DPLinearRegression:
@@ -201,6 +284,7 @@ class DPLinearRegression(PrivateLinearModel):
 
         epsilon, feature_norm, label_bound = self._check_parameters()
         _check.one_of(SCHEDULE_CHOICES, schedule=self.schedule)
+        _check.one_of(SOLVER_CHOICES, solver=self.solver)
         noise = label_bound / math.sqrt(2.0) if self.label_noise is None else self.label_noise
         _check.scalar(label_noise=noise)
         _check.in_range(0.0, label_bound, closed="neither", label_noise=noise)
@@ -232,6 +316,9 @@ class DPLinearRegression(PrivateLinearModel):
         else:
             planned = _plan_with_share(prep.features * scale, prep.labels / label_bound, epsilon, delta,
                                        self.schedule, float(share), rng, self.fit_intercept)
+            if self.solver == "auto" and self._fit_release_solution(prep, planned, scale, epsilon, delta, delta_rule,
+                                                                    feature_norm, label_bound, rng):
+                return self
             scale *= planned["feature_scale"]
         preconditioner = planned.get("preconditioner")
         if preconditioner is not None and preconditioner.shape == (1, 1):  # a scalar: folded into the scale
@@ -253,13 +340,14 @@ class DPLinearRegression(PrivateLinearModel):
                                                                  learning_rate=planned["learning_rate"],
                                                                  rho=planned["rho"]),
                           "n": n, "width": width, "feature_scale": scale, "label_scale": label_bound,
-                          "preconditioner": preconditioner}
+                          "preconditioner": preconditioner, "solver": "dpgd"}
 
         statement = planned["statement"]
         assert statement.zcdp is not None and statement.training_zcdp is not None  # a zCDP statement
         self.plan_ = {**planned["plan"],
                       "predicted_excess_mse": 2.0 * label_bound**2 * planned["plan"]["predicted_risk"],
-                      "feature_scale": scale, "label_scale": label_bound, "planning_share": share}
+                      "feature_scale": scale, "label_scale": label_bound, "planning_share": share,
+                      "solver": "dpgd", "release_solution": planned.get("release_solution")}
         self.prediction_ = _prediction_in_label_units(planned["prediction"], label_bound, share is None)
         shares = [
             {"use": "training: one pass of clipped DP-GD (Algorithm 1), noise calibrated by Proposition 4.1",
@@ -278,6 +366,76 @@ class DPLinearRegression(PrivateLinearModel):
             extra={**statement.extra, "requested_epsilon": epsilon, "delta_rule": delta_rule, "shares": shares})
         return self
 
+    def _fit_release_solution(self, prep: Preprocessed, planned: dict[str, Any], scale: float, epsilon: float,
+                              delta: float, delta_rule: str, feature_norm: float, label_bound: float,
+                              rng: np.random.Generator) -> bool:
+        """Step 5 of the module docstring: fit by the release's least-squares solution when the planning release
+        resolves the spectrum and predicts it better than the DP-GD plan; returns whether it did (False: nothing
+        drawn, nothing set; ``planned["release_solution"]`` records the outlook either way)."""
+        from privdyn.dynamics.ssp import RESOLVED_RATIO, ssp_prediction
+        from privdyn.plan import zcdp_statement
+        from privdyn.plan._data import planning_releases
+        from privdyn.privacy.labels import NeighboringRelation
+        from privdyn.privacy.mechanism import GaussianReleases
+
+        release, statement = planned["release"], planned["statement"]
+        n, width = prep.features.shape
+        second = _second_release(release, statement.training_zcdp)
+        combined = _combined_stds(release, second)
+        q, outlook = _release_solution_outlook(release, n, combined, planned["residual_variance"])
+        dpgd_outlook = planned["prediction"]["excess_mse"]
+        chosen = q <= RESOLVED_RATIO and outlook <= dpgd_outlook
+        planned["release_solution"] = {"perturbation_ratio": q, "predicted_excess_mse": label_bound**2 * outlook,
+                                       "dpgd_predicted_excess_mse": label_bound**2 * dpgd_outlook, "chosen": chosen}
+        if not chosen:
+            return False
+        second_moment, moment, theta = _release_solution(prep.features * scale, prep.labels / label_bound, release,
+                                                         second, rng)
+        self._set_coefficients(theta, prep, label_bound * scale)
+        prediction = ssp_prediction(second_moment, moment, rows=n, second_moment_std=combined["second_moment_features"],
+                                    moment_std=combined["feature_label_moment"], ridge=0.0, rng=rng,
+                                    residual_variance=planned["residual_variance"])
+        b2 = label_bound**2
+        self.prediction_ = {"excess_mse": b2 * prediction["excess_mse"], "test_mse": b2 * prediction["test_mse"],
+                            "interval": [b2 * v for v in prediction["interval"]], "label": prediction["label"],
+                            "reasons": prediction["reasons"]}
+        self.training_ = {"solver": "release", "hyperparameters": None, "n": n, "width": width,
+                          "feature_scale": scale, "label_scale": label_bound, "preconditioner": None,
+                          "noise_std": {r.statistic: r.noise_std for r in second.releases}}
+        self.plan_ = {**planned["plan"], "predicted_excess_mse": self.prediction_["excess_mse"],
+                      "feature_scale": scale, "label_scale": label_bound, "planning_share": planned["planning_share"]
+                      ["fraction"], "solver": "release", "release_solution": planned["release_solution"]}
+        planning = planning_releases(release.sensitivities, planned["planning_share"]["zcdp"])
+        releases = GaussianReleases(releases=planning.releases + second.releases)
+        shares = [
+            {"use": "training: a second Gaussian release of S_xx and S_xy, averaged with the planning release; "
+                    "coef_ is its least-squares solution (post-processing)",
+             "zcdp": statement.training_zcdp, "fraction": statement.training_zcdp / statement.zcdp,
+             "mechanisms": [{"statistic": r.statistic, "sensitivity": r.sensitivity, "noise_std": r.noise_std,
+                             "zcdp": r.zcdp} for r in second.releases]},
+            planned["planning_share"],
+            {"use": f"preprocessing: rows projected onto ||x|| <= {feature_norm:g}, labels clipped to "
+                    f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
+                    f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
+             "zcdp": 0.0, "fraction": 0.0}]
+        total = zcdp_statement(
+            total_zcdp=statement.zcdp, training_zcdp=statement.training_zcdp, delta=delta,
+            unit="one row (x, y) of the training set", neighboring=NeighboringRelation.REPLACE_ONE,
+            sampler="full_batch", released="coef_ and intercept_ (the least-squares solution of the averaged release)",
+            accountant=("five Gaussian mechanisms (the planning release's three, the second release's two; Bun & "
+                        "Steinke 2016, arXiv 1605.02065, Proposition 1.6) composed in zCDP"),
+            planning=statement.planning,
+            assumptions=(f"rows projected onto ||x|| <= {prep.radius:g} (intercept column included) and labels "
+                         f"clipped to [-{label_bound:g}, {label_bound:g}] before the releases",
+                         "the choice of the release solution depends on the planning release and public numbers "
+                         "only (adaptive composition)"),
+            extra={"requested_epsilon": epsilon, "delta_rule": delta_rule, "mu": releases.mu, "shares": shares},
+            membership=releases.membership())
+        self.privacy_ = dataclasses.replace(total, cross_checks={
+            **total.cross_checks, "zcdp_of_the_releases": releases.zcdp,
+            "epsilon_exact_gaussian_composition": float(releases.privacy_loss(delta).value)})
+        return True
+
     def training_schedule(self) -> dict[str, np.ndarray | float]:
         """The per-step schedule the fit ran (read-only), computed from ``training_`` by the functions
         :func:`~privdyn.algorithms.dpgd.dpgd` itself calls, so the numbers are the run's.
@@ -291,6 +449,10 @@ class DPLinearRegression(PrivateLinearModel):
             release, or d' = 1, where P is a number folded into ``feature_scale``).
         """
         check_is_fitted(self, "training_")
+        if self.training_["solver"] != "dpgd":
+            raise ValueError("training_schedule is DP-GD's; this fit used the planning release's least-squares "
+                             "solution (training_['solver'] == 'release'), which has no schedule. Pass "
+                             "solver='dpgd' to always train by DP-GD.")
         hyper, n = self.training_["hyperparameters"], self.training_["n"]
         clip_threshold = hyper.clip_threshold(self.training_["width"])
         return {"step_sizes": hyper.step_sizes(n), "noise_std": hyper.noise_stds(n, self.training_["width"]),

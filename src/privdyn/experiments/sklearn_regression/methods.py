@@ -107,6 +107,7 @@ def fit_predict(method: str, *, epsilon: float, box: float, label_box: float, pl
     record = {"epsilon": estimator.privacy_["epsilon"], "delta": estimator.privacy_["delta"]}
     if hasattr(estimator, "prediction_"):
         p = estimator.prediction_
-        record.update(predicted_excess_mse=p["excess_mse"], label=p["label"], reasons=list(p["reasons"]),
-                      planning_share=estimator.plan_["planning_share"])
+        record.update(predicted_excess_mse=p["excess_mse"], label=p["label"], reasons=list(p["reasons"]))
+        if hasattr(estimator, "plan_"):
+            record["planning_share"] = estimator.plan_["planning_share"]
     return estimator.predict(x_test), record
