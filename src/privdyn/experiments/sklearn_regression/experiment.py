@@ -16,10 +16,10 @@ statistics declared public (``public_stats_prediction``; the plan is run once pe
 estimator preprocesses them) and for the planning share's prediction (``share_prediction``: the default fit's
 ``prediction_``), with the number of splits labelled ``heuristic`` and their reasons; likewise AdaSSP's own
 ``prediction_`` (``adassp_prediction``: its first-order excess over least squares, reported, no target). Checks
-(paper claims, as the issue states them): the default at least as accurate as AdaSSP at every ε >= 1 on at least three datasets; the
-default non-increasing in ε within the paired intervals on every dataset; ``--public-stats`` measured / predicted in
-[0.5, 2] in at least 10 of 12 cells and outside [1/3, 3] only when labelled ``heuristic`` on every split; the share's
-in [1/3, 3] in at least 10 of 12 cells. Nothing is tuned on the test data.
+(paper claims, as the issue states them): the default at least as accurate as AdaSSP at every ε >= 1 on at least
+three datasets; the default non-increasing in ε within the paired intervals on every dataset; ``--public-stats``
+measured / predicted in [0.5, 2] in at least 10 of 12 cells and outside [1/3, 3] only when labelled ``heuristic`` on
+every split; the share's in [1/3, 3] in at least 10 of 12 cells. Nothing is tuned on the test data.
 
 **Invariant.** Every private fit's recorded ε is at most the requested one.
 """
