@@ -7,8 +7,9 @@ Usage::
 
 Prints, from the result's own tables (nothing is recomputed): the relative test MSE per dataset and ε (default
 DPLinearRegression, AdaSSP, diffprivlib) with the paired difference to AdaSSP; the default fit's ε sweep with the
-paired change between consecutive budgets; and the prediction tables (``--public-stats``, the planning share and
-AdaSSP's: predicted and measured excess test MSE, their ratio and how many splits carried the ``heuristic`` label).
+paired change between consecutive budgets, and how many splits it solved by the release solution; and the
+prediction tables (``--public-stats``, the planning share and AdaSSP's: predicted and measured excess test MSE,
+their ratio and how many splits carried the ``heuristic`` label).
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ def render(result: dict[str, Any]) -> str:
     out += ["", "| dataset | ε → ε′ | change in relative MSE (paired 95% CI) |", "|---|---|---|"]
     for r in tables["monotonicity"]:
         out.append(f"| {r[0]} | {r[1]:g} → {r[2]:g} | {_signed(r[3:6])} |")
+    if "solver" in tables:
+        solver = {(r[0], r[1]): r[2:4] for r in tables["solver"]}
+        out += ["", "| dataset | " + " | ".join(f"ε = {e:g}" for e in sweep) + " |", "|---|" + "---|" * len(sweep)]
+        for name in datasets:
+            out.append(f"| {name} | " + " | ".join("{}/{}".format(*solver[(name, e)]) for e in sweep) + " |")
     for key, title in (("public_stats_prediction", "--public-stats"), ("share_prediction", "planning share 0.1"),
                        ("adassp_prediction", "AdaSSPRegression's prediction_ (excess over least squares)")):
         if key not in tables:

@@ -44,6 +44,10 @@ def test_small_run_contract(tmp_path) -> None:  # type: ignore[no-untyped-def]
     public = tables["public_stats_prediction"]["rows"]
     assert len(public) == 2 and all(r[2] > 0 and r[8] == 2 for r in public)
     assert len(tables["share_prediction"]["rows"]) == 2  # the default fit spends the auto share
+    adassp = tables["adassp_prediction"]["rows"]
+    assert len(adassp) == 2 and all(r[2] > 0 and r[8] == 2 for r in adassp)
+    solver = tables["solver"]["rows"]
+    assert [r[1] for r in solver] == [3.0, 30.0, 100.0] and all(0 <= r[2] <= r[3] == 2 for r in solver)
     assert (tmp_path / NAME / "figure.png").is_file()
 
 

@@ -110,4 +110,5 @@ def fit_predict(method: str, *, epsilon: float, box: float, label_box: float, pl
         record.update(predicted_excess_mse=p["excess_mse"], label=p["label"], reasons=list(p["reasons"]))
         if hasattr(estimator, "plan_"):
             record["planning_share"] = estimator.plan_["planning_share"]
+            record["solver"] = estimator.training_["solver"]
     return estimator.predict(x_test), record
