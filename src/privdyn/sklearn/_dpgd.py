@@ -374,9 +374,8 @@ class DPLinearRegression(PrivateLinearModel):
         drawn, nothing set; ``planned["release_solution"]`` records the outlook either way)."""
         from privdyn.dynamics.ssp import RESOLVED_RATIO, ssp_prediction
         from privdyn.plan import zcdp_statement
-        from privdyn.plan._data import planning_releases
         from privdyn.privacy.labels import NeighboringRelation
-        from privdyn.privacy.mechanism import GaussianReleases
+        from privdyn.privacy.mechanism import GaussianRelease, GaussianReleases
 
         release, statement = planned["release"], planned["statement"]
         n, width = prep.features.shape
@@ -405,8 +404,10 @@ class DPLinearRegression(PrivateLinearModel):
         self.plan_ = {**planned["plan"], "predicted_excess_mse": self.prediction_["excess_mse"],
                       "feature_scale": scale, "label_scale": label_bound, "planning_share": planned["planning_share"]
                       ["fraction"], "solver": "release", "release_solution": planned["release_solution"]}
-        planning = planning_releases(release.sensitivities, planned["planning_share"]["zcdp"])
-        releases = GaussianReleases(releases=planning.releases + second.releases)
+        planning = tuple(GaussianRelease(sensitivity=release.sensitivities[k], noise_std=release.stds[k],
+                                         neighboring=NeighboringRelation.REPLACE_ONE, statistic=k)
+                         for k in release.stds)
+        releases = GaussianReleases(releases=planning + second.releases)
         shares = [
             {"use": "training: a second Gaussian release of S_xx and S_xy, averaged with the planning release; "
                     "coef_ is its least-squares solution (post-processing)",
