@@ -211,6 +211,28 @@ def test_planning_share_audits_the_composition_the_statement_reports():
     assert audited_zcdp <= privacy["zcdp"]
 
 
+RELEASE = "sklearn-dplinearregression-release-solution"
+
+
+@pytest.mark.slow
+def test_release_solution_row_has_no_violation_at_the_contract():
+    row = audit_mechanism(mechanism(RELEASE), runs=DEFAULT_RUNS, confidence=DEFAULT_CONFIDENCE, seed=0)
+    assert row.guarantee == "bound" and row.method == "exact_gaussian" and row.law_check, row
+    assert not row.violation and row.audited_lower_bound <= row.epsilon, row
+
+
+def test_release_solution_row_audits_the_training_share_of_the_statement():
+    """The audited shift is S_xy's move over the second release's stated noise: its zCDP is that mechanism's,
+    half the training share, within the total the statement reports."""
+    mech = mechanism(RELEASE)
+    privacy = mech.fitted().privacy_
+    assert mech.fitted().training_["solver"] == "release"
+    audited_zcdp = mech.gaussian_law().neighbour_mean ** 2 / 2
+    training = privacy["shares"][0]
+    assert audited_zcdp == pytest.approx(training["zcdp"] / 2, rel=1e-9)
+    assert audited_zcdp <= privacy["zcdp"]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # the hsgd plan (a surrogate: a finding, never a violation)
 # ---------------------------------------------------------------------------------------------------------------

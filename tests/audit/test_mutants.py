@@ -24,6 +24,7 @@ def test_the_scan_finds_the_known_sites():
     _site(sites, "torch/optimizer.py", "PrivateOptimizer.__init__", "scale")
     _site(sites, "algorithms/dpsgd.py", "DPSGD.__init__", "scale")
     assert len([s for s in sites if s.path == "sklearn/_adassp.py"]) == 3
+    assert len([s for s in sites if s.path == "sklearn/_dpgd.py"]) == 2  # the release solution's second release
     assert not [s for s in sites if s.path.startswith(("experiments/", "audit/", "data/"))]
 
 
@@ -76,6 +77,14 @@ def test_ci_mutant_in_the_dpgd_draw_is_caught_by_the_estimator_row():
     check fails (the issue's first planted bug)."""
     site = _one("algorithms/dpgd.py", "dpgd", "draw")
     (result,) = run_mutant(site, 0.6, ["sklearn-dplinearregression"], runs=4000, seed=0)
+    assert result["caught"] and result["law_check"] is False, result
+
+
+def test_ci_mutant_in_the_release_solution_draw_is_caught():
+    """x 0.6 on the normals of DPLinearRegression's second release (its release solution): the release-solution
+    row's law check fails."""
+    site = [s for s in find_sites() if s.path == "sklearn/_dpgd.py" and s.text == "rng.standard_normal(width)"][0]
+    (result,) = run_mutant(site, 0.6, ["sklearn-dplinearregression-release-solution"], runs=10_000, seed=0)
     assert result["caught"] and result["law_check"] is False, result
 
 

@@ -25,7 +25,10 @@ Rows and their entry points:
   bounds; the fit draws its own order of the pass, so the schedule is ``"constant"`` (every position of the canary
   gives the same law; eq. 4.2 then puts all the noise on the last step);
 * ``sklearn-dplinearregression-planning-share``: the same fit with ``planning_share``: see
-  :class:`DPLinearRegressionPlanningShareCanary`.
+  :class:`DPLinearRegressionPlanningShareCanary`;
+* ``sklearn-dplinearregression-release-solution``: the same fit where it solves by the release's least squares
+  instead of DP-GD: its second Gaussian release against the stated law, see
+  :class:`DPLinearRegressionReleaseSolutionCanary`.
 """
 
 from __future__ import annotations
@@ -44,8 +47,8 @@ if TYPE_CHECKING:
     from privdyn.plan import DPGDPlan
     from privdyn.sklearn import DPLinearRegression
 
-__all__ = ["DPGDCanary", "DPLinearRegressionCanary", "DPLinearRegressionPlanningShareCanary", "PlanDPGDCanary",
-           "stated_law"]
+__all__ = ["DPGDCanary", "DPLinearRegressionCanary", "DPLinearRegressionPlanningShareCanary",
+           "DPLinearRegressionReleaseSolutionCanary", "PlanDPGDCanary", "stated_law"]
 
 _CLIP_FAILURE = 1e-12
 """The largest probability allowed that noise before the canary's step leaves its gradient unclipped."""
@@ -476,3 +479,116 @@ class DPLinearRegressionPlanningShareCanary(DPLinearRegressionCanary):
         beside = WhitenedSample(f"planning statistics of release_statistics ({draws} draws at the plan's zCDP)",
                                 (np.array(direct) - stated) / stds)
         return end_to_end, beside
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DPLinearRegressionReleaseSolutionCanary(Mechanism):
+    """:meth:`privdyn.sklearn.DPLinearRegression.fit` where it solves by the release (``training_["solver"] ==
+    "release"``), once per run: the second Gaussian release of S_xx and S_xy that the fit draws
+    (``training_["second_release"]``) against its stated law.
+
+    Data: n = 400 rows at x = F = 1 (d = 1, no intercept), labels 0.2 +- 0.8 alternating (a large residual, so that
+    the planning release predicts the release solution more accurate than DP-GD: over 150 seeds per side the
+    predicted ratio was at most 0.75, and the fit chose the release on every one); ``schedule="constant"`` keeps the
+    DP-GD plan it compares with cheap (a fit takes about 0.1 s). The canary is row 0 with y = -B on D and +B on D'
+    (B = 1). After preprocessing (scale s = sqrt(d')/F = 1, labels over B) S_xx = n on both sides and S_xy moves by
+    2. The second release is drawn after the choice, from the data alone, so given the fit chose it, it is
+    N(S, s^2) per statistic with the statement's s = Delta / sqrt(2 zcdp) of the training share's two mechanisms;
+    the threshold test's score is the whitened S_xy, N(0, 1) on D and N(2 / s_xy, 1) on D'. It audits the training
+    share's S_xy release alone (the reported epsilon also holds the planning release), so the row cannot be tight.
+    Fits that chose DP-GD are left out; if more than a tenth of them did, the row raises (its premise failed).
+    """
+
+    name: ClassVar[str] = "sklearn-dplinearregression-release-solution"
+    description: ClassVar[str] = ("sklearn DPLinearRegression.fit per run where it solves by the release (second "
+                                  "Gaussian release of S_xx, S_xy): the fitted estimator's privacy_")
+    entry_point: ClassVar[str] = "privdyn.sklearn.DPLinearRegression.fit"
+
+    n: int = 400
+    epsilon: float = 4.0
+    feature_norm: float = 1.0
+    label_bound: float = 1.0
+    planning_share: float = 0.3
+    fit_seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.noise_factor != 1.0:
+            raise ValueError(f"{self.name} runs the estimator itself, which has no noise knob: plant noise bugs with "
+                             f"privdyn.audit.mutants; got noise_factor={self.noise_factor!r}.")
+
+    def runs_for(self, runs: int) -> int:
+        return max(100, runs // 100)  # a fit plans from its planning release: about 0.1 s
+
+    def data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(X (n, 1), y on D, y on D'): every row at x = F, labels 0.2 +- 0.8; row 0 is the canary (-+B)."""
+        features = np.full((self.n, 1), self.feature_norm)
+        labels = 0.2 + 0.8 * np.where(np.arange(self.n) % 2 == 0, 1.0, -1.0)
+        neighbour_labels = labels.copy()
+        labels[0], neighbour_labels[0] = -self.label_bound, self.label_bound
+        return features, labels, neighbour_labels
+
+    def estimator(self, random_state: int) -> DPLinearRegression:
+        from privdyn.sklearn import DPLinearRegression
+
+        return DPLinearRegression(epsilon=self.epsilon, delta=self.delta, feature_norm=self.feature_norm,
+                                  label_bound=self.label_bound, fit_intercept=False, schedule="constant",
+                                  planning_share=self.planning_share, random_state=int(random_state))
+
+    def fitted(self) -> DPLinearRegression:
+        """One fit on D at ``fit_seed`` (what the reported epsilon and the stated law are read from)."""
+        features, labels, _ = self.data()
+        fitted = self.estimator(self.fit_seed).fit(features, labels)
+        if fitted.training_["solver"] != "release":
+            raise ValueError(f"{self.name}: the reference fit (seed {self.fit_seed}) chose DP-GD, not the release.")
+        return fitted
+
+    def reported(self) -> PrivacyLoss:
+        return _privacy_loss(self.fitted().privacy_, self.delta, "DPLinearRegression.privacy_")
+
+    def stated_stds(self) -> np.ndarray:
+        """(s_xx, s_xy) of the second release, from the statement's training share: s = Delta / sqrt(2 zcdp)."""
+        entries = {m["statistic"]: m for m in self.fitted().privacy_["shares"][0]["mechanisms"]}
+        return np.array([float(entries[k]["sensitivity"]) / math.sqrt(2.0 * float(entries[k]["zcdp"]))
+                         for k in ("second_moment_features", "feature_label_moment")])
+
+    def statistics(self) -> tuple[np.ndarray, np.ndarray]:
+        """(S_xx, S_xy) of the preprocessed rows on D and on D' (rows z = x s, labels y / B)."""
+        features, labels, neighbour_labels = self.data()
+        training = self.fitted().training_
+        z = features[:, 0] * float(training["feature_scale"])
+        scale = float(training["label_scale"])
+        on_d, on_neighbour = (np.array([float(z @ z), float(z @ y) / scale]) for y in (labels, neighbour_labels))
+        return on_d, on_neighbour
+
+    def run(self, seed: int, unit_key: str, runs: int) -> Runs:
+        features = self.data()[0]
+        stds = self.stated_stds()
+        statistics = self.statistics()
+        scores, residuals = [], []
+        for side, (y, stated, gen) in enumerate(zip(self.data()[1:], statistics, _generators(seed, unit_key),
+                                                    strict=True)):
+            released = []
+            for fit_seed in _fit_seeds(gen, runs):
+                fitted = self.estimator(int(fit_seed)).fit(features, y)
+                if fitted.training_["solver"] == "release":
+                    drawn = fitted.training_["second_release"]
+                    released.append((float(drawn["second_moment_features"][0, 0]),
+                                     float(drawn["feature_label_moment"][0])))
+            if len(released) < 0.9 * runs:
+                raise ValueError(f"{self.name}: only {len(released)} of {runs} fits on side {side} solved by the "
+                                 "release; the row needs the release solution chosen.")
+            whitened = (np.array(released) - stated) / stds
+            residuals.append(whitened)
+            scores.append(whitened[:, 1] + (stated[1] - statistics[0][1]) / stds[1])  # centred on D's law
+        samples = tuple(WhitenedSample(f"second release (S_xx, S_xy) on {side}", r)
+                        for side, r in zip(("D", "D'"), residuals, strict=True))
+        return Runs(scores=(scores[0], scores[1]), law=samples)
+
+    def scores(self, seed: int, unit_key: str, runs: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.run(seed, unit_key, runs).scores
+
+    def gaussian_law(self) -> GaussianLaw:
+        """The whitened S_xy of the second release: N(0, 1) on D, N(2 / s_xy, 1) on D'."""
+        on_d, on_neighbour = self.statistics()
+        return GaussianLaw(mean=0.0, neighbour_mean=float((on_neighbour[1] - on_d[1]) / self.stated_stds()[1]),
+                           std=1.0)

@@ -49,6 +49,7 @@ from privdyn.audit.dpgd_rows import (
     DPGDCanary,
     DPLinearRegressionCanary,
     DPLinearRegressionPlanningShareCanary,
+    DPLinearRegressionReleaseSolutionCanary,
     PlanDPGDCanary,
 )
 from privdyn.audit.estimators import AdaSSPCanary, PlanDPSGDCanary, PlanHSGDCanary, PlanLangevinCanary
@@ -643,7 +644,8 @@ MECHANISMS: dict[str, type[Mechanism]] = {
                               DPSGDRandomAllocation, DPSGDFixedSize, DPSGDCorrelatedFixedSize, DPSGDCorrelatedPoisson,
                               DPSGDBLTPoisson, DPSGDBandedCyclicPoisson, DPSGDCorrelatedRandomAllocation,
                               DPLinearRegressionCanary, AdaSSPCanary, PlanDPGDCanary, PlanDPSGDCanary,
-                              PlanLangevinCanary, DPLinearRegressionPlanningShareCanary, PlanHSGDCanary,
+                              PlanLangevinCanary, DPLinearRegressionPlanningShareCanary,
+                              DPLinearRegressionReleaseSolutionCanary, PlanHSGDCanary,
                               TorchLambdaCGDFixedSize, DPLogisticRegressionCanary,
                               TorchLambdaCGDPoisson, TorchDPSGDPoisson, TorchDPSGDRandomAllocation)
 }

@@ -58,6 +58,9 @@ NOT_PRIVACY_NOISE: dict[str, str] = {
     "plan/_dpgd.py::_prediction": "parametric redraws around the planning share's already released sums, for the "
                                   "prediction's interval: post-processing of a release (the release's own noise is "
                                   "release_statistics', a site)",
+    "dynamics/ssp.py::ssp_prediction": "parametric redraws around an SSP fit's already released sums, for the "
+                                       "prediction's interval: post-processing of a release (AdaSSP's and "
+                                       "DPLinearRegression's release noise are their own sites)",
 }
 """Package paths (prefixes, or ``path::function``) whose Gaussian draws or noise scales are not privacy noise, each
 with the reason."""

@@ -63,7 +63,7 @@ SCHEDULE_CHOICES = ("auto", "constant", "polynomial", "harmonic")
 """``schedule``: ``"auto"`` lets the planner pick among the paper's families; the others restrict it to one."""
 SOLVER_CHOICES = ("auto", "dpgd")
 """``solver``: ``"auto"`` uses the planning release's least-squares solution instead of DP-GD where the release
-resolves the spectrum and predicts it better (module docstring, step 5); ``"dpgd"`` always trains by DP-GD."""
+resolves the spectrum and predicts it better (module docstring, step 6); ``"dpgd"`` always trains by DP-GD."""
 _SOLUTION_STATISTICS = ("second_moment_features", "feature_label_moment")
 
 
@@ -140,7 +140,7 @@ def _combined_stds(release: Any, second: Any) -> dict[str, float]:
 
 def _release_solution_outlook(release: Any, rows: int, combined: dict[str, float],
                               residual_variance: float) -> tuple[float, float]:
-    """(q, predicted excess) of the release solution, from the planning release alone (module docstring, step 5).
+    """(q, predicted excess) of the release solution, from the planning release alone (module docstring, step 6).
 
     q = τ_c/(λ̂_min − τ_1): the combined release's noise level τ_c = 2√d'·s_c over a lower confidence value of the
     smallest eigenvalue of S_xx (Weyl: the planning release moves each eigenvalue by at most its noise matrix's
@@ -162,9 +162,10 @@ def _release_solution_outlook(release: Any, rows: int, combined: dict[str, float
 
 
 def _release_solution(features: np.ndarray, labels: np.ndarray, release: Any, second: Any,
-                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      rng: np.random.Generator) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
     """Draw the second release on the preprocessed rows and average it with the planning release (inverse-variance
-    weights); returns (S̃_xx, S̃_xy, θ̂) with θ̂ = S̃_xx⁻¹S̃_xy on the eigenvalues raised to the noise level."""
+    weights); returns (the second release by statistic, S̃_xx, S̃_xy, θ̂) with θ̂ = S̃_xx⁻¹S̃_xy on the eigenvalues
+    raised to the noise level."""
     width = features.shape[1]
     stds = {r.statistic: r.noise_std for r in second.releases}
     upper = np.triu(rng.standard_normal((width, width))) * stds["second_moment_features"]
@@ -179,7 +180,7 @@ def _release_solution(features: np.ndarray, labels: np.ndarray, release: Any, se
     values, vectors = np.linalg.eigh(second_moment)
     floor = max(2.0 * math.sqrt(width) * combined["second_moment_features"], 1e-12 * float(values.max()))
     theta = vectors @ ((vectors.T @ moment) / np.maximum(values, floor))
-    return second_moment, moment, theta
+    return {"second_moment_features": sxx, "feature_label_moment": sxy}, second_moment, moment, theta
 
 
 def _prediction_in_label_units(prediction: dict[str, Any], label_bound: float, public_model: bool) -> dict[str, Any]:
@@ -243,11 +244,15 @@ class DPLinearRegression(PrivateLinearModel):
             own uncertainty), ``label`` (``model`` or ``heuristic``) and ``reasons`` (the assumptions that failed or
             were not checked). Without a planning share the label is ``heuristic``: the model is the public bounds'.
         training_: what training ran with (read-only; public numbers or functions of the released plan):
-            ``hyperparameters`` (the :class:`~privdyn.algorithms.dpgd.DPGDHyperparameters` (c, η̃, ρ) given to
+            ``solver`` (``"dpgd"`` or ``"release"``), ``hyperparameters`` (the
+            :class:`~privdyn.algorithms.dpgd.DPGDHyperparameters` (c, η̃, ρ) given to
             Algorithm 1), ``n`` (rows), ``width`` (d', columns of the preprocessed rows), ``preconditioner`` (P, see
             :meth:`training_schedule`), ``feature_scale`` (s, the
             rows' factor after projection) and ``label_scale`` (B, the labels' divisor after clipping). The
-            per-step numbers are given by :meth:`training_schedule`.
+            per-step numbers are given by :meth:`training_schedule`. With ``solver == "release"``,
+            ``hyperparameters`` and ``preconditioner`` are None, ``noise_std`` gives the second release's noise by
+            statistic and ``second_release`` the second release itself (S_xx + E and S_xy + e of the preprocessed
+            rows, a Gaussian release the statement accounts for).
         n_features_in_, feature_names_in_: as in scikit-learn.
 
     Raises (in ``fit``, before any privacy is spent):
@@ -369,7 +374,7 @@ class DPLinearRegression(PrivateLinearModel):
     def _fit_release_solution(self, prep: Preprocessed, planned: dict[str, Any], scale: float, epsilon: float,
                               delta: float, delta_rule: str, feature_norm: float, label_bound: float,
                               rng: np.random.Generator) -> bool:
-        """Step 5 of the module docstring: fit by the release's least-squares solution when the planning release
+        """Step 6 of the module docstring: fit by the release's least-squares solution when the planning release
         resolves the spectrum and predicts it better than the DP-GD plan; returns whether it did (False: nothing
         drawn, nothing set; ``planned["release_solution"]`` records the outlook either way)."""
         from privdyn.dynamics.ssp import RESOLVED_RATIO, ssp_prediction
@@ -388,8 +393,8 @@ class DPLinearRegression(PrivateLinearModel):
                                        "dpgd_predicted_excess_mse": label_bound**2 * dpgd_outlook, "chosen": chosen}
         if not chosen:
             return False
-        second_moment, moment, theta = _release_solution(prep.features * scale, prep.labels / label_bound, release,
-                                                         second, rng)
+        drawn, second_moment, moment, theta = _release_solution(prep.features * scale, prep.labels / label_bound,
+                                                                release, second, rng)
         self._set_coefficients(theta, prep, label_bound * scale)
         prediction = ssp_prediction(second_moment, moment, rows=n, second_moment_std=combined["second_moment_features"],
                                     moment_std=combined["feature_label_moment"], ridge=0.0, rng=rng,
@@ -400,7 +405,8 @@ class DPLinearRegression(PrivateLinearModel):
                             "reasons": prediction["reasons"]}
         self.training_ = {"solver": "release", "hyperparameters": None, "n": n, "width": width,
                           "feature_scale": scale, "label_scale": label_bound, "preconditioner": None,
-                          "noise_std": {r.statistic: r.noise_std for r in second.releases}}
+                          "noise_std": {r.statistic: r.noise_std for r in second.releases},
+                          "second_release": drawn}
         self.plan_ = {**planned["plan"], "predicted_excess_mse": self.prediction_["excess_mse"],
                       "feature_scale": scale, "label_scale": label_bound, "planning_share": planned["planning_share"]
                       ["fraction"], "solver": "release", "release_solution": planned["release_solution"]}
@@ -422,7 +428,9 @@ class DPLinearRegression(PrivateLinearModel):
         total = zcdp_statement(
             total_zcdp=statement.zcdp, training_zcdp=statement.training_zcdp, delta=delta,
             unit="one row (x, y) of the training set", neighboring=NeighboringRelation.REPLACE_ONE,
-            sampler="full_batch", released="coef_ and intercept_ (the least-squares solution of the averaged release)",
+            sampler="full_batch",
+            released=("coef_ and intercept_ (the least-squares solution of the averaged release) and the second "
+                      "release itself (training_['second_release'])"),
             accountant=("five Gaussian mechanisms (the planning release's three, the second release's two; Bun & "
                         "Steinke 2016, arXiv 1605.02065, Proposition 1.6) composed in zCDP"),
             planning=statement.planning,
