@@ -92,4 +92,14 @@ def test_bad_input_names_the_parameter() -> None:
     with pytest.raises(ValueError, match="second_moment"):
         ssp_excess_risk(np.ones((3, 2)), b, rows=10, second_moment_std=1.0, moment_std=1.0, ridge=0.0)
     with pytest.raises(ValueError, match="positive eigenvalue"):
-        ssp_excess_risk(-np.eye(3), b, rows=10, second_moment_std=1.0, moment_std=1.0, ridge=0.0)
+        ssp_excess_risk(-np.eye(3), b, rows=10, second_moment_std=0.0, moment_std=1.0, ridge=0.0)
+
+
+def test_a_release_with_no_positive_eigenvalue_is_unresolved_not_an_error() -> None:
+    """Noise can make a small release indefinite (AdaSSP on a few rows): every eigenvalue is then raised to the
+    noise level and the prediction says nothing is resolved (q = 1)."""
+    risk = ssp_excess_risk(-np.eye(3), np.ones(3), rows=10, second_moment_std=1.0, moment_std=1.0, ridge=0.0)
+    assert risk.perturbation_ratio == pytest.approx(1.0) and math.isfinite(risk.excess)
+    prediction = ssp_prediction(-np.eye(3), np.ones(3), rows=10, second_moment_std=1.0, moment_std=1.0, ridge=0.0,
+                                rng=np.random.default_rng(0))
+    assert prediction["label"] == "heuristic"

@@ -310,6 +310,8 @@ def test_adassp_prediction_is_the_first_order_risk_of_its_release() -> None:
     assert p["label"] == "model" and p["test_mse"] is None
     assert p["interval"][0] <= p["excess_mse"] <= p["interval"][1] and p["excess_mse"] > 0
     assert any("excess over least squares" in r for r in p["reasons"])
+    tiny = AdaSSPRegression(epsilon=0.5, feature_norm=8.0, label_bound=4.0, random_state=1).fit(x[:2], y[:2])
+    assert tiny.prediction_["label"] == "heuristic"  # a release of two rows: no eigenvalue resolved, no error
     small = AdaSSPRegression(epsilon=0.5, feature_norm=8.0, label_bound=4.0, random_state=1).fit(x[:300], y[:300])
     assert small.prediction_["label"] == "heuristic"
     assert small.prediction_["reasons"][0].startswith("first-order perturbation")

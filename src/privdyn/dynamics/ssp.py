@@ -85,11 +85,13 @@ def ssp_excess_risk(second_moment: np.ndarray, moment: np.ndarray, *, rows: int,
     s = 0.5 * (s + s.T)
     values, vectors = np.linalg.eigh(s)
     top = float(values.max())
-    if not top > 0:
-        raise ValueError("second_moment must have a positive eigenvalue; the release holds no signal.")
     tau = 2.0 * math.sqrt(p) * second_moment_std
     # an eigenvalue below the noise's spectral norm is not resolved: raised to it (and to a rounding floor)
-    values = np.maximum(values, max(tau, 1e-12 * top))
+    floor = max(tau, 1e-12 * top)
+    if not floor > 0:
+        raise ValueError("second_moment must have a positive eigenvalue when second_moment_std = 0 (a noiseless "
+                         "release with no signal).")
+    values = np.maximum(values, floor)
     shifted = values + ridge
     along = (vectors.T @ b) / shifted  # θ_λ in the eigenbasis
     theta = vectors @ along
