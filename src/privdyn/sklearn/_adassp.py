@@ -152,10 +152,7 @@ class AdaSSPRegression(PrivateLinearModel):
         each = zcdp / len(releases.releases)
         shares = [{"use": f"Gaussian release of the {r.statistic.replace('_', ' ')}", "sensitivity": r.sensitivity,
                    "noise_std": r.noise_std, "zcdp": each, "fraction": 1.0 / 3.0} for r in releases.releases]
-        shares.append({"use": f"preprocessing: rows projected onto ||x|| <= {feature_norm:g}, labels clipped to "
-                              f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
-                              f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
-                       "zcdp": 0.0, "fraction": 0.0})
+        shares.append(prep.share())
         statement = zcdp_statement(
             total_zcdp=zcdp, training_zcdp=zcdp, delta=delta, unit="one row (x, y) of the training set",
             neighboring=NeighboringRelation.REPLACE_ONE, sampler="full_batch",

@@ -109,6 +109,14 @@ class Preprocessed:
         self.features = x
         self.labels = np.clip(labels, -label_bound, label_bound)
         self.radius = math.hypot(feature_norm, self.intercept_feature)
+        self.feature_norm, self.label_bound = feature_norm, label_bound
+
+    def share(self) -> dict[str, Any]:
+        """The preprocessing's entry in a ``privacy_["shares"]`` list: public bounds, no privacy spent."""
+        return {"use": f"preprocessing: rows projected onto ||x|| <= {self.feature_norm:g}, labels clipped to "
+                       f"[-{self.label_bound:g}, {self.label_bound:g}], intercept as the constant feature "
+                       f"{self.intercept_feature:g} (public bounds, nothing computed from the data)",
+                "zcdp": 0.0, "fraction": 0.0}
 
 
 class PrivateLinearModel(RegressorMixin, BaseEstimator):

@@ -322,7 +322,7 @@ class DPLinearRegression(PrivateLinearModel):
             planned = _plan_with_share(prep.features * scale, prep.labels / label_bound, epsilon, delta,
                                        self.schedule, float(share), rng, self.fit_intercept)
             if self.solver == "auto" and self._fit_release_solution(prep, planned, scale, epsilon, delta, delta_rule,
-                                                                    feature_norm, label_bound, rng):
+                                                                    rng):
                 return self
             scale *= planned["feature_scale"]
         preconditioner = planned.get("preconditioner")
@@ -358,10 +358,7 @@ class DPLinearRegression(PrivateLinearModel):
             {"use": "training: one pass of clipped DP-GD (Algorithm 1), noise calibrated by Proposition 4.1",
              "zcdp": statement.training_zcdp, "fraction": statement.training_zcdp / statement.zcdp},
             planned["planning_share"],
-            {"use": f"preprocessing: rows projected onto ||x|| <= {feature_norm:g}, labels clipped to "
-                    f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
-                    f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
-             "zcdp": 0.0, "fraction": 0.0}]
+            prep.share()]
         hyper = self.training_["hyperparameters"]
         record = OnePassDPGDMechanism(step_sizes=hyper.step_sizes(n), noise_multipliers=hyper.noise_multipliers(n))
         self.privacy_ = dataclasses.replace(
@@ -372,8 +369,7 @@ class DPLinearRegression(PrivateLinearModel):
         return self
 
     def _fit_release_solution(self, prep: Preprocessed, planned: dict[str, Any], scale: float, epsilon: float,
-                              delta: float, delta_rule: str, feature_norm: float, label_bound: float,
-                              rng: np.random.Generator) -> bool:
+                              delta: float, delta_rule: str, rng: np.random.Generator) -> bool:
         """Step 6 of the module docstring: fit by the release's least-squares solution when the planning release
         resolves the spectrum and predicts it better than the DP-GD plan; returns whether it did (False: nothing
         drawn, nothing set; ``planned["release_solution"]`` records the outlook either way)."""
@@ -382,6 +378,7 @@ class DPLinearRegression(PrivateLinearModel):
         from privdyn.privacy.labels import NeighboringRelation
         from privdyn.privacy.mechanism import GaussianRelease, GaussianReleases
 
+        label_bound = prep.label_bound
         release, statement = planned["release"], planned["statement"]
         n, width = prep.features.shape
         second = _second_release(release, statement.training_zcdp)
@@ -399,10 +396,7 @@ class DPLinearRegression(PrivateLinearModel):
         prediction = ssp_prediction(second_moment, moment, rows=n, second_moment_std=combined["second_moment_features"],
                                     moment_std=combined["feature_label_moment"], ridge=0.0, rng=rng,
                                     residual_variance=planned["residual_variance"])
-        b2 = label_bound**2
-        self.prediction_ = {"excess_mse": b2 * prediction["excess_mse"], "test_mse": b2 * prediction["test_mse"],
-                            "interval": [b2 * v for v in prediction["interval"]], "label": prediction["label"],
-                            "reasons": prediction["reasons"]}
+        self.prediction_ = _prediction_in_label_units(prediction, label_bound, public_model=False)
         self.training_ = {"solver": "release", "hyperparameters": None, "n": n, "width": width,
                           "feature_scale": scale, "label_scale": label_bound, "preconditioner": None,
                           "noise_std": {r.statistic: r.noise_std for r in second.releases},
@@ -421,10 +415,7 @@ class DPLinearRegression(PrivateLinearModel):
              "mechanisms": [{"statistic": r.statistic, "sensitivity": r.sensitivity, "noise_std": r.noise_std,
                              "zcdp": r.zcdp} for r in second.releases]},
             planned["planning_share"],
-            {"use": f"preprocessing: rows projected onto ||x|| <= {feature_norm:g}, labels clipped to "
-                    f"[-{label_bound:g}, {label_bound:g}], intercept as the constant feature "
-                    f"{prep.intercept_feature:g} (public bounds, nothing computed from the data)",
-             "zcdp": 0.0, "fraction": 0.0}]
+            prep.share()]
         total = zcdp_statement(
             total_zcdp=statement.zcdp, training_zcdp=statement.training_zcdp, delta=delta,
             unit="one row (x, y) of the training set", neighboring=NeighboringRelation.REPLACE_ONE,
