@@ -85,6 +85,8 @@ def test_prediction_labels_unresolved_releases_and_states_what_it_omits() -> Non
 
 def test_bad_input_names_the_parameter() -> None:
     s, b = np.eye(3), np.ones(3)
+    with pytest.raises(ValueError, match="rows"):
+        ssp_excess_risk(s, b, rows=0, second_moment_std=1.0, moment_std=1.0, ridge=0.0)
     with pytest.raises(ValueError, match="ridge"):
         ssp_excess_risk(s, b, rows=10, second_moment_std=1.0, moment_std=1.0, ridge=-1.0)
     with pytest.raises(ValueError, match="moment_std"):

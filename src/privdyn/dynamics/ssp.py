@@ -74,6 +74,7 @@ def ssp_excess_risk(second_moment: np.ndarray, moment: np.ndarray, *, rows: int,
         moment_std: s_b >= 0, the std of each entry of e.
         ridge: λ >= 0.
     """
+    _check.integer(1, rows=rows)
     _check.scalar(second_moment_std=second_moment_std, moment_std=moment_std, ridge=ridge)
     _check.non_negative(second_moment_std=second_moment_std, moment_std=moment_std, ridge=ridge)
     s = np.asarray(second_moment, dtype=float)
