@@ -26,7 +26,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "limiting_scaling_exponent", "log_correction", "loglog_rate", "minimax_lower_bound", "polynomial_rate",
         "privacy_threshold_exponent", "scaling_exponent", "theorem2_parameters", "theorem4_case",
     ),
-    "ssp": ("RESOLVED_RATIO", "SSPRisk", "ssp_excess_risk", "ssp_prediction"),
+    "ssp": ("RESOLVED_RATIO", "SSPPrediction", "SSPRisk", "ssp_excess_risk", "ssp_prediction"),
     "closed_forms": (
         "constant_noise_surrogate_risk", "generalized_exponential_integral", "harmonic_surrogate_risk",
         "output_perturbation_surrogate_risk", "polynomial_surrogate_risk",
@@ -88,6 +88,7 @@ if TYPE_CHECKING:
     from privdyn.dynamics.scaling import theorem2_parameters as theorem2_parameters
     from privdyn.dynamics.scaling import theorem4_case as theorem4_case
     from privdyn.dynamics.ssp import RESOLVED_RATIO as RESOLVED_RATIO
+    from privdyn.dynamics.ssp import SSPPrediction as SSPPrediction
     from privdyn.dynamics.ssp import SSPRisk as SSPRisk
     from privdyn.dynamics.ssp import ssp_excess_risk as ssp_excess_risk
     from privdyn.dynamics.ssp import ssp_prediction as ssp_prediction

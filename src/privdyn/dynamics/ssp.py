@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
 from privdyn import _check
 
-__all__ = ["SSPRisk", "ssp_excess_risk", "ssp_prediction", "RESOLVED_RATIO"]
+__all__ = ["SSPPrediction", "SSPRisk", "ssp_excess_risk", "ssp_prediction", "RESOLVED_RATIO"]
 
 RESOLVED_RATIO = 0.25
 """The first-order expansion is labelled ``model`` when q = τ/λ_min(S̃⁺ + λI) is at most this (neglected terms of
@@ -110,9 +110,27 @@ REDRAWS = 8
 """Redraws of the release noise behind :func:`ssp_prediction`'s interval."""
 
 
+class SSPPrediction(TypedDict):
+    """:func:`ssp_prediction`'s result, in the planner's prediction format plus the risk's parts.
+
+    Keys: ``excess_mse``, ``test_mse`` (None without a residual estimate), ``interval`` ([low, high]), ``label``
+    (``model`` or ``heuristic``), ``reasons``, ``perturbation_ratio`` (q), ``ridge_bias`` and ``noise`` (the two
+    terms of the first-order excess over least squares).
+    """
+
+    excess_mse: float
+    test_mse: float | None
+    interval: list[float]
+    label: str
+    reasons: list[str]
+    perturbation_ratio: float
+    ridge_bias: float
+    noise: float
+
+
 def ssp_prediction(second_moment: np.ndarray, moment: np.ndarray, *, rows: int, second_moment_std: float,
                    moment_std: float, ridge: float, rng: np.random.Generator,
-                   residual_variance: float | None = None) -> dict[str, Any]:
+                   residual_variance: float | None = None) -> SSPPrediction:
     """A prediction in the planner's format: ``excess_mse``, ``test_mse``, ``interval``, ``label``, ``reasons``.
 
     ``excess_mse`` is :func:`ssp_excess_risk`'s excess over least squares on the same rows plus, when

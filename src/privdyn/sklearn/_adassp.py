@@ -150,8 +150,9 @@ class AdaSSPRegression(PrivateLinearModel):
                                        ridge=ridge, rng=rng)
 
         each = zcdp / len(releases.releases)
-        shares = [{"use": f"Gaussian release of the {r.statistic.replace('_', ' ')}", "sensitivity": r.sensitivity,
-                   "noise_std": r.noise_std, "zcdp": each, "fraction": 1.0 / 3.0} for r in releases.releases]
+        shares: list[dict[str, Any]] = [
+            {"use": f"Gaussian release of the {r.statistic.replace('_', ' ')}", "sensitivity": r.sensitivity,
+             "noise_std": r.noise_std, "zcdp": each, "fraction": 1.0 / 3.0} for r in releases.releases]
         shares.append(prep.share())
         statement = zcdp_statement(
             total_zcdp=zcdp, training_zcdp=zcdp, delta=delta, unit="one row (x, y) of the training set",

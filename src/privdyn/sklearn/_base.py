@@ -111,7 +111,7 @@ class Preprocessed:
         self.radius = math.hypot(feature_norm, self.intercept_feature)
         self.feature_norm, self.label_bound = feature_norm, label_bound
 
-    def share(self) -> dict[str, Any]:
+    def share(self) -> dict[str, str | float]:
         """The preprocessing's entry in a ``privacy_["shares"]`` list: public bounds, no privacy spent."""
         return {"use": f"preprocessing: rows projected onto ||x|| <= {self.feature_norm:g}, labels clipped to "
                        f"[-{self.label_bound:g}, {self.label_bound:g}], intercept as the constant feature "

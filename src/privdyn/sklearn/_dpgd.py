@@ -48,6 +48,7 @@ import dataclasses
 import functools
 import math
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -183,7 +184,8 @@ def _release_solution(features: np.ndarray, labels: np.ndarray, release: Any, se
     return {"second_moment_features": sxx, "feature_label_moment": sxy}, second_moment, moment, theta
 
 
-def _prediction_in_label_units(prediction: dict[str, Any], label_bound: float, public_model: bool) -> dict[str, Any]:
+def _prediction_in_label_units(prediction: Mapping[str, Any], label_bound: float,
+                               public_model: bool) -> dict[str, Any]:
     """``prediction_``: the plan's prediction (labels divided by B) in the units of y²."""
     b2 = label_bound**2
     reasons = list(prediction["reasons"])
