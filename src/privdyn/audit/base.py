@@ -17,7 +17,7 @@ import numpy as np
 from privdyn.audit.law import Sample, WhitenedSample
 from privdyn.privacy.labels import PrivacyLoss
 
-__all__ = ["GaussianLaw", "Mechanism", "Runs", "missing_extra"]
+__all__ = ["EstimatorRow", "GaussianLaw", "Mechanism", "Runs", "missing_extra"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +95,20 @@ class Mechanism(abc.ABC):
         (surrogate divergence / exact divergence - 1) on the audited pair (negative: the surrogate under-reports);
         None otherwise."""
         return None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EstimatorRow(Mechanism):
+    """A row whose every run is a scikit-learn estimator's own ``fit``: the estimator has no noise knob, so
+    ``noise_factor`` must stay 1 (noise bugs are planted with :mod:`privdyn.audit.mutants`); ``fit_seed`` is the
+    ``random_state`` of the reference fit the reported epsilon and the stated law are read from."""
+
+    fit_seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.noise_factor != 1.0:
+            raise ValueError(f"{self.name} runs the estimator itself, which has no noise knob: plant noise bugs with "
+                             f"privdyn.audit.mutants; got noise_factor={self.noise_factor!r}.")
 
 
 def _generators(seed: int, unit_key: str) -> tuple[np.random.Generator, np.random.Generator]:

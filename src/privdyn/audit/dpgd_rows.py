@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from privdyn.audit.base import GaussianLaw, Mechanism, Runs, _epsilon_of_zcdp, _generators
+from privdyn.audit.base import EstimatorRow, GaussianLaw, Mechanism, Runs, _epsilon_of_zcdp, _generators
 from privdyn.audit.law import WhitenedSample
 from privdyn.privacy.labels import PrivacyLoss
 
@@ -252,7 +252,7 @@ def _fit_seeds(gen: np.random.Generator, runs: int) -> np.ndarray:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class DPLinearRegressionCanary(Mechanism):
+class DPLinearRegressionCanary(EstimatorRow):
     """:meth:`privdyn.sklearn.DPLinearRegression.fit` on the canary pair (module docstring), once per run.
 
     ``DPLinearRegression(epsilon=2, delta=1e-5, feature_norm=2, label_bound=3, fit_intercept=False,
@@ -272,12 +272,6 @@ class DPLinearRegressionCanary(Mechanism):
     feature_norm: float = 2.0
     label_bound: float = 3.0
     schedule: str = "constant"
-    fit_seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.noise_factor != 1.0:
-            raise ValueError(f"{self.name} runs the estimator itself, which has no noise knob: plant noise bugs with "
-                             f"privdyn.audit.mutants; got noise_factor={self.noise_factor!r}.")
 
     def runs_for(self, runs: int) -> int:
         return max(100, runs // 16)  # a fit costs about 2 ms (its statement's conversions)
@@ -482,7 +476,7 @@ class DPLinearRegressionPlanningShareCanary(DPLinearRegressionCanary):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class DPLinearRegressionReleaseSolutionCanary(Mechanism):
+class DPLinearRegressionReleaseSolutionCanary(EstimatorRow):
     """:meth:`privdyn.sklearn.DPLinearRegression.fit` where it solves by the release (``training_["solver"] ==
     "release"``), once per run: the second Gaussian release of S_xx and S_xy that the fit draws
     (``training_["second_release"]``) against its stated law.
@@ -510,12 +504,6 @@ class DPLinearRegressionReleaseSolutionCanary(Mechanism):
     feature_norm: float = 1.0
     label_bound: float = 1.0
     planning_share: float = 0.3
-    fit_seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.noise_factor != 1.0:
-            raise ValueError(f"{self.name} runs the estimator itself, which has no noise knob: plant noise bugs with "
-                             f"privdyn.audit.mutants; got noise_factor={self.noise_factor!r}.")
 
     def runs_for(self, runs: int) -> int:
         return max(100, runs // 100)  # a fit plans from its planning release: about 0.1 s

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
-from privdyn.audit.base import GaussianLaw, Mechanism, Runs, _generators
+from privdyn.audit.base import EstimatorRow, GaussianLaw, Mechanism, Runs, _generators
 from privdyn.audit.law import Replay
 from privdyn.privacy.labels import PrivacyLoss
 
@@ -109,7 +109,7 @@ def adassp_reference(features: np.ndarray, labels: np.ndarray, stds: tuple[float
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class AdaSSPCanary(Mechanism):
+class AdaSSPCanary(EstimatorRow):
     """:meth:`privdyn.sklearn.AdaSSPRegression.fit` on the canary pair (module docstring), once per run.
 
     The audited epsilon is the exact one of the three Gaussian releases on the pair (stated law: the statistics of
@@ -129,12 +129,6 @@ class AdaSSPCanary(Mechanism):
     feature_norm: float = 2.0
     label_bound: float = 1.5
     failure_probability: float = 0.05
-    fit_seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.noise_factor != 1.0:
-            raise ValueError(f"{self.name} runs the estimator itself, which has no noise knob: plant noise bugs with "
-                             f"privdyn.audit.mutants; got noise_factor={self.noise_factor!r}.")
 
     def runs_for(self, runs: int) -> int:
         return max(100, runs // 100)
