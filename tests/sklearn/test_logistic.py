@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from privdyn.privacy.conversions import zcdp_to_epsilon
+from privdyn.privacy.correlated_allocation import gaussian_epsilon, gaussian_mu
 from privdyn.sklearn import DPLogisticRegression, classifier_expected_failed_checks
 from privdyn.sklearn._logistic import MultinomialLoss, account
 
@@ -36,8 +37,10 @@ def test_fit_learns_and_states_its_privacy(classes: int) -> None:
     assert model.score(x, y) > 0.8  # well-separated centres: chance is 1/classes
     p = model.privacy_
     assert p["epsilon"] <= 3.0 and p["delta"] == pytest.approx(len(y) ** -1.1)
-    assert p["zcdp"] == min(p["last_iterate_zcdp"], p["composition_zcdp"])
-    assert p["bound"] == ("corollary_1" if p["last_iterate_zcdp"] <= p["composition_zcdp"] else "composition")
+    epsilons = {k: p[f"{k}_epsilon"] for k in ("shifted_interpolation", "corollary_1", "composition")}
+    assert p["bound"] == min(epsilons, key=lambda k: epsilons[k]) == "shifted_interpolation"
+    assert p["zcdp"] == pytest.approx(0.5 * p["gdp_mu"] ** 2, rel=1e-12)
+    assert p["last_iterate_epsilon"] == p["epsilon"] == epsilons["shifted_interpolation"]
     assert p["guarantee"] == "bound" and p["neighboring"] == "replace_one" and p["sampler"] == "full_batch"
     t = model.training_
     assert t["step_size"] < 1.0 / t["smoothness"] and t["ridge"] > 0
@@ -126,14 +129,16 @@ def test_multinomial_loss_gradient_and_constants() -> None:
 
 
 def _exact_last_iterate_zcdp(*, n: int, num_steps: int, step_size: float, noise_scale: float, ridge: float,
-                             sensitivity: float) -> float:
+                             sensitivity: float, start_variance: float | None = None) -> float:
     """The exact zCDP of θ_K for noisy GD on the quadratic (ridge/2)(θ − x)² in d = 1 (an independent oracle).
 
-    θ_{k+1} = (1 − ridge·η)θ_k + ridge·η·mean(D) + √(2η)σZ_k from N(0, 2σ²/ridge): Gaussian with equal variances on
-    neighbours whose means of the data differ by sensitivity/(ridge·n) (the per-example gradients ridge(θ − x)
-    differ by at most ``sensitivity``); its Rényi divergence is α·Δ²/(2v), i.e. Δ²/(2v)-zCDP exactly.
+    θ_{k+1} = (1 − ridge·η)θ_k + ridge·η·mean(D) + √(2η)σZ_k from N(0, 2σ²/ridge) (or N(0, ``start_variance``)):
+    Gaussian with equal variances on neighbours whose means of the data differ by sensitivity/(ridge·n) (the
+    per-example gradients ridge(θ − x) differ by at most ``sensitivity``); its Rényi divergence is α·Δ²/(2v), i.e.
+    Δ²/(2v)-zCDP exactly, and it is exactly √(Δ²/v)-GDP.
     """
-    mean_gap, variance = 0.0, 2.0 * noise_scale**2 / ridge
+    mean_gap = 0.0
+    variance = 2.0 * noise_scale**2 / ridge if start_variance is None else start_variance
     contraction = 1.0 - ridge * step_size
     for _ in range(num_steps):
         mean_gap = contraction * mean_gap + step_size * sensitivity / n
@@ -154,7 +159,25 @@ def test_accountant_never_below_the_exact_gaussian_divergence_on_a_quadratic(rid
             exact = _exact_last_iterate_zcdp(n=n, num_steps=num_steps, step_size=step_size, noise_scale=noise_scale,
                                              ridge=ridge, sensitivity=1.0)
             assert accounted["zcdp"] >= exact * (1.0 - 1e-12), (step_size, noise_scale, n)
-            assert accounted["epsilon"] >= float(zcdp_to_epsilon(exact, delta=1e-5, method="optimal")) * (1 - 1e-9)
+            assert accounted["epsilon"] >= gaussian_epsilon(math.sqrt(2.0 * exact), 1e-5) * (1 - 1e-9)
+            assert accounted["corollary_1_epsilon"] >= float(zcdp_to_epsilon(exact, delta=1e-5, method="optimal"))
+
+
+@pytest.mark.parametrize("ridge", [0.01, 0.3, 1.0])
+@pytest.mark.parametrize("num_steps", [1, 10, 300, 3000])
+def test_shifted_interpolation_is_exact_on_the_quadratic_from_a_point(ridge: float, num_steps: int) -> None:
+    """From a point start (no start variance) the quadratic's last iterate is a Gaussian shift of exactly the μ of
+    shifted interpolation at β = λ (its map is θ ↦ (1 − ηλ)θ + shift): the bound is tight, not just valid."""
+    from privdyn.privacy.langevin import shifted_interpolation_gdp
+
+    for step_fraction in (0.05, 0.5, 0.99):
+        for noise_scale, n in ((0.1, 10), (1.0, 100), (3.0, 7)):
+            step_size = step_fraction / ridge
+            mu = shifted_interpolation_gdp(num_steps=num_steps, step_size=step_size, noise_scale=noise_scale,
+                                           strong_convexity=ridge, smoothness=ridge, sensitivity=1.0, n=n).value
+            exact = _exact_last_iterate_zcdp(n=n, num_steps=num_steps, step_size=step_size, noise_scale=noise_scale,
+                                             ridge=ridge, sensitivity=1.0, start_variance=0.0)
+            assert mu == pytest.approx(math.sqrt(2.0 * exact), rel=1e-9), (step_size, noise_scale, n)
 
 
 def test_exact_oracle_matches_the_paper_instance() -> None:
@@ -178,15 +201,17 @@ RATIO_SETTINGS = (  # (n, classes, ridge, epsilon, num_steps): the estimator's l
 
 
 def last_iterate_ratio(n: int, classes: int, ridge: float, epsilon: float, num_steps: int) -> dict[str, float]:
-    """Both epsilons at the noise Corollary 1 calibrates to (epsilon, 1/n^1.1) at num_steps (equal noise for both)."""
-    from privdyn.plan import langevin
+    """Every bound's epsilon at the noise shifted interpolation calibrates to (epsilon, 1/n^1.1) at num_steps (equal
+    noise for all)."""
+    from privdyn.privacy.langevin import shifted_interpolation_gdp
     from privdyn.sklearn._logistic import _Constants
 
     c = _Constants(classes, ridge)
     delta = n**-1.1
-    rho = float(langevin(n=n, d=1, strong_convexity=1.0, smoothness=1.0, lipschitz=1.0, epsilon=epsilon,
-                         delta=delta).inputs["budget"]["zcdp"])
-    sigma = math.sqrt(c.sensitivity**2 * -math.expm1(-ridge * c.step_size * num_steps / 2) / (ridge * n**2 * rho))
+    unit = shifted_interpolation_gdp(num_steps=num_steps, step_size=c.step_size, noise_scale=1.0,
+                                     strong_convexity=ridge, smoothness=c.smoothness, sensitivity=c.sensitivity,
+                                     n=n).value
+    sigma = unit / gaussian_mu(epsilon, delta)
     return account(n=n, num_steps=num_steps, step_size=c.step_size, noise_scale=sigma, strong_convexity=ridge,
                    smoothness=c.smoothness, sensitivity=c.sensitivity, delta=delta)
 

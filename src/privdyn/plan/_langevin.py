@@ -34,12 +34,16 @@ from privdyn import _check
 from privdyn.plan._budget import Budget, PlanningShare, budget, zcdp_for_epsilon, zcdp_statement
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
 from privdyn.privacy import langevin as accountant
+from privdyn.privacy.langevin import shifted_interpolation_gdp as accountant_si
 from privdyn.privacy.labels import NeighboringRelation
 
 __all__ = ["LangevinPlan", "langevin"]
 
 _SOURCE = ("Corollary 1 of Chourasia, Ye, Shokri 2021 (arXiv 2102.05855): last-iterate RDP of noisy GD, "
            "alpha * S_g^2 (1 - exp(-lambda eta K / 2)) / (lambda sigma^2 n^2) at every order alpha")
+_SOURCE_SI = ("shifted interpolation (Bok, Su & Altschuler 2024, arXiv 2403.00278): the last iterate of noisy GD on a "
+              "strongly convex, smooth loss is mu-GDP, mu = (eta S_g / n)/(sqrt(2 eta) sigma) sqrt((1 + c)(1 - c^K)/"
+              "((1 - c)(1 + c^K))), c = max(|1 - eta lambda|, |1 - eta beta|)")
 _ASSUMPTIONS = (
     "the per-example loss is lambda-strongly convex, beta-smooth and L-Lipschitz on a closed convex set C "
     "(bounded, since lambda > 0 and L < inf), with total gradient sensitivity S_g (<= 2L)",
@@ -48,6 +52,9 @@ _ASSUMPTIONS = (
     "only the last iterate theta_K is released, after exactly num_steps steps",
 )
 
+
+ACCOUNTANTS = ("corollary_1", "shifted_interpolation")
+"""How a plan at a given step calibrates σ (``accountant_name`` of :func:`langevin`)."""
 
 MAX_STEPS = 1_000_000
 """The largest ``max_steps`` a plan at a given step size searches (every K up to it is evaluated)."""
@@ -101,12 +108,20 @@ def _distance_bound(c: _Constants, step_size: float, num_steps: Any, noise_scale
     return np.asarray(0.5 * beta * (contraction * L**2 / lam**2 + floor), dtype=float)
 
 
-def _choose_at_step(c: _Constants, zcdp: float, step_size: float, max_steps: int) -> dict[str, Any]:
-    """K in [1, max_steps] minimizing :func:`_distance_bound` at the given η, σ calibrated by Corollary 1 at K."""
+def _choose_at_step(c: _Constants, zcdp: float, step_size: float, max_steps: int,
+                    accountant: str = "corollary_1") -> dict[str, Any]:
+    """K in [1, max_steps] minimizing :func:`_distance_bound` at the given η, σ calibrated at K by Corollary 1
+    (its zCDP equals ``zcdp``) or by shifted interpolation (its μ equals √(2·zcdp))."""
     lam, s, n = c.strong_convexity, c.sensitivity, c.n
 
     def sigma_at(k: Any) -> Any:
-        return np.sqrt(s**2 * -np.expm1(-lam * step_size * np.asarray(k, dtype=float) / 2.0) / (lam * n**2 * zcdp))
+        steps = np.asarray(k, dtype=float)
+        if accountant == "shifted_interpolation":  # μ(σ) = μ(1)/σ: solve μ(σ) = √(2 zcdp)
+            unit = np.asarray(accountant_si(num_steps=steps, step_size=step_size, noise_scale=1.0,
+                                            strong_convexity=lam, smoothness=c.smoothness, sensitivity=s,
+                                            n=n).value, dtype=float)
+            return unit / math.sqrt(2.0 * zcdp)
+        return np.sqrt(s**2 * -np.expm1(-lam * step_size * steps / 2.0) / (lam * n**2 * zcdp))
 
     ks = np.arange(1, max_steps + 1)
     bounds = _distance_bound(c, step_size, ks, sigma_at(ks))
@@ -128,6 +143,23 @@ def _risk(c: _Constants, step_size: float, num_steps: Any, noise_scale: float, g
     return accountant.lemma6_excess_risk_bound(num_steps=num_steps, step_size=step_size, noise_scale=noise_scale,
                                                lipschitz=c.lipschitz, strong_convexity=c.strong_convexity,
                                                smoothness=c.smoothness, d=c.d)
+
+
+def _gdp_statement(statement: Any, zcdp: float, delta: float | None) -> Any:
+    """The statement of a plan calibrated by shifted interpolation: μ-GDP with μ = √(2·zcdp), ε by the Gaussian
+    mechanism's curve (Balle & Wang 2018, Theorem 8), membership rates Φ(Φ⁻¹(FPR) + μ)."""
+    from privdyn.privacy.correlated_allocation import gaussian_epsilon
+    from privdyn.privacy.membership import gaussian_tpr, membership_table
+
+    mu = math.sqrt(2.0 * zcdp)
+    return dataclasses.replace(
+        statement, accountant=_SOURCE_SI, zcdp=zcdp, training_zcdp=zcdp,
+        epsilon=None if delta is None else gaussian_epsilon(mu, delta),
+        conversion=None if delta is None else "the Gaussian mechanism's curve at mu (Balle & Wang 2018, Theorem 8)",
+        rdp_curve={"renyi_orders": statement.rdp_curve["renyi_orders"],
+                   "rdp_epsilons": [zcdp * a for a in statement.rdp_curve["renyi_orders"]]},
+        cross_checks={}, extra={**statement.extra, "gdp_mu": mu},
+        membership=membership_table(lambda a: gaussian_tpr(mu, a), "mu-GDP: Phi(Phi^-1(FPR) + mu), exact"))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, eq=False)
@@ -192,7 +224,7 @@ class LangevinPlan(Plan):
 def langevin(*, n: int, d: int, strong_convexity: float, smoothness: float, lipschitz: float,
              sensitivity: float | None = None, epsilon: float | None = None, delta: float | None = None,
              zcdp: float | None = None, step_size: float | None = None,
-             max_steps: int = 100_000) -> LangevinPlan:
+             max_steps: int = 100_000, accountant_name: str = "corollary_1") -> LangevinPlan:
     """Plan noisy GD (Algorithm 1 of arXiv 2102.05855) for (ε, δ) or a zCDP budget.
 
     Args:
@@ -203,6 +235,10 @@ def langevin(*, n: int, d: int, strong_convexity: float, smoothness: float, lips
         step_size: None (Lemma 6's η = λ/(2β²), the paper's Theorem 4 step), or a given η in (0, 1/β) and also
             <= 2/(λ + β): the number of steps then minimizes the distance-recursion bound (module docstring).
         max_steps: with a given step_size, the most steps the plan may choose (an integer in [1, 10^6]).
+        accountant_name: how σ is calibrated at K: ``"corollary_1"`` (the paper's, the default) or, with a given
+            step_size (< 2/smoothness suffices for it), ``"shifted_interpolation"``: the last iterate is then
+            μ-GDP (Bok, Su & Altschuler 2024, arXiv 2403.00278) with μ the largest Gaussian shift whose exact
+            (ε, δ) curve meets the budget (μ = √(2·zcdp) for a zCDP budget), about half Corollary 1's zCDP.
 
     Returns:
         A :class:`LangevinPlan`: ``step_size``, ``noise_scale`` (σ), ``noise_std`` (√(2η)σ) and ``num_steps``;
@@ -225,6 +261,18 @@ def langevin(*, n: int, d: int, strong_convexity: float, smoothness: float, lips
     b = budget(epsilon=epsilon, delta=delta, zcdp=zcdp)
     c = _Constants(n=int(n), d=int(d), strong_convexity=float(strong_convexity), smoothness=float(smoothness),
                    lipschitz=float(lipschitz), sensitivity=float(s))
+    if accountant_name not in ACCOUNTANTS:
+        raise ValueError(f"accountant_name must be one of {', '.join(ACCOUNTANTS)}; got "
+                         f"accountant_name={accountant_name!r}.")
+    target_zcdp = b.zcdp
+    if accountant_name == "shifted_interpolation":
+        if step_size is None:
+            raise ValueError("accountant_name='shifted_interpolation' needs a given step_size (the plan at Lemma 6's "
+                             "step is Corollary 1's); give step_size or drop accountant_name.")
+        if b.epsilon is not None:  # the exact Gaussian curve, tighter than the zCDP conversion
+            from privdyn.privacy.correlated_allocation import gaussian_mu
+
+            target_zcdp = 0.5 * gaussian_mu(float(b.epsilon), float(b.delta)) ** 2
     if step_size is None:
         chosen = _choose(c, b.zcdp)
     else:
@@ -236,7 +284,7 @@ def langevin(*, n: int, d: int, strong_convexity: float, smoothness: float, lips
             raise ValueError(f"step_size must be in (0, min(1/smoothness, 2/(strong_convexity + smoothness))) = "
                              f"(0, {limit!r}) (Corollary 1 needs step_size < 1/smoothness); got "
                              f"step_size={step_size!r}.")
-        chosen = _choose_at_step(c, b.zcdp, float(step_size), int(max_steps))
+        chosen = _choose_at_step(c, target_zcdp, float(step_size), int(max_steps), accountant_name)
     eta, k = chosen["step_size"], chosen["num_steps"]
     alternatives = []
     # the asymptotic calibration: valid for every K, run for the same K
@@ -268,6 +316,8 @@ def langevin(*, n: int, d: int, strong_convexity: float, smoothness: float, lips
         neighboring=NeighboringRelation.REPLACE_ONE, sampler="full_batch",
         released=f"the last iterate theta_K only, K = {k}", accountant=_SOURCE, planning=PlanningShare(),
         assumptions=_ASSUMPTIONS)
+    if accountant_name == "shifted_interpolation":
+        statement = _gdp_statement(statement, target_zcdp, b.delta)
     hyper = {"step_size": eta, "num_steps": k, "noise_scale": chosen["noise_scale"], "noise_std": chosen["noise_std"],
              "sensitivity": c.sensitivity}
     return LangevinPlan(

@@ -64,7 +64,7 @@ from privdyn.privacy.correlated.strategies import Strategy
 from privdyn.privacy.labels import Guarantee, NeighboringRelation, PrivacyLoss
 
 __all__ = ["allocation_sensitivity", "operator_norm", "unamplified_epsilon", "spectral_epsilon", "epsilon",
-           "unamplified_noise_multiplier", "gaussian_epsilon", "SOURCE", "SPECTRAL_SOURCE"]
+           "unamplified_noise_multiplier", "gaussian_epsilon", "gaussian_mu", "SOURCE", "SPECTRAL_SOURCE"]
 
 SOURCE = ("matrix mechanism under random allocation (one step per epoch), amplification ignored: the Gaussian "
           "mechanism of the worst one-step-per-epoch participation set's sensitivity (joint convexity of the "
@@ -227,7 +227,7 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     return float(eps)
 
 
-def _gaussian_mu(eps: float, delta: float) -> float:
+def gaussian_mu(eps: float, delta: float) -> float:
     """The largest Gaussian shift mu (rounded down) with delta(eps) <= delta (1 - 1e-9)."""
     target = math.log(delta) + math.log1p(-_DELTA_MARGIN)
     low, high = 1e-3, 1.0
@@ -283,7 +283,7 @@ def unamplified_noise_multiplier(
     delta = _check.delta(delta)
     sens = allocation_sensitivity(strategy, steps_per_epoch=steps_per_epoch, num_epochs=num_epochs,
                                   neighboring=neighboring)
-    kappa = float(sens.value) / _gaussian_mu(float(epsilon), delta)
+    kappa = float(sens.value) / gaussian_mu(float(epsilon), delta)
     while gaussian_epsilon(float(sens.value) / kappa, delta) > epsilon:  # certify through the reporting function
         kappa *= 1.0 + 1e-12
     return PrivacyLoss(value=kappa, guarantee=Guarantee.BOUND, quantity="noise_multiplier",

@@ -315,22 +315,11 @@ class GaussianRelease:
 
     def calibrate(self, epsilon: float, delta: float) -> GaussianRelease:
         """The same release with the smallest noise (within 1e-12 relative, rounded up) that makes it (ε, δ)-DP."""
-        from scipy import optimize
-
-        from privdyn.privacy.correlated_allocation import gaussian_epsilon
+        from privdyn.privacy.correlated_allocation import gaussian_mu
 
         _check.scalar(epsilon=epsilon)
         _check.positive(epsilon=epsilon)
-        dlt = _check.delta(delta)
-        low, high = 1e-6, 1.0
-        while gaussian_epsilon(high, dlt) < epsilon:
-            high *= 2.0
-        while gaussian_epsilon(low, dlt) > epsilon:
-            low /= 2.0
-        mu = optimize.brentq(lambda m: gaussian_epsilon(m, dlt) - epsilon, low, high, xtol=1e-15, rtol=1e-13)
-        while gaussian_epsilon(mu, dlt) > epsilon:
-            mu *= 1.0 - 1e-12
-        return dataclasses.replace(self, noise_std=self.sensitivity / mu)
+        return dataclasses.replace(self, noise_std=self.sensitivity / gaussian_mu(float(epsilon), _check.delta(delta)))
 
     @property
     def dp_neighboring(self) -> dp_accounting.NeighboringRelation:
@@ -466,10 +455,18 @@ class NoisyGDMechanism:
     """Full-batch noisy gradient descent on a λ-strongly convex, β-smooth loss, releasing the last iterate (langevin).
 
     θ_{k+1} = θ_k − η∇L(θ_k) + √(2η)σ·N(0, I), K steps, on the mean loss over n records whose per-record gradients
-    differ by at most S under replace-one neighbours. Accounted by the smaller of Corollary 1 (Chourasia, Ye & Shokri
-    2021, arXiv 2102.05855, the last iterate; :func:`privdyn.privacy.langevin.dynamics_zcdp`) and composition over all
-    K steps (their Theorem 1): both are zCDP (RDP linear in the order), so the smaller slope is a zCDP bound, and ε by
-    the optimal zCDP conversion. Corollary 1 needs η < 1/β and λ <= β (checked).
+    differ by at most S under replace-one neighbours. Three valid bounds are computed (:meth:`bounds`):
+
+    * ``"shifted_interpolation"``: μ-GDP of the last iterate (Bok, Su & Altschuler 2024, arXiv 2403.00278;
+      :func:`privdyn.privacy.langevin.shifted_interpolation_gdp`), exact for a quadratic loss; ε by the Gaussian
+      mechanism's curve, zCDP μ²/2;
+    * ``"corollary_1"``: Corollary 1 of Chourasia, Ye & Shokri 2021 (arXiv 2102.05855), the last iterate, as zCDP
+      (:func:`privdyn.privacy.langevin.dynamics_zcdp`); ε by the optimal zCDP conversion;
+    * ``"composition"``: composition over all K steps (their Theorem 1), valid even if every iterate were released.
+
+    The statement uses the one with the smallest ε (:attr:`bound`); shifted interpolation is that one at every
+    setting where the three were compared (its zCDP is 0.43–0.56 of Corollary 1's, and never above composition's).
+    Corollary 1 needs η < 1/β and λ <= β (checked); shifted interpolation needs η < 2/β.
 
     Attributes:
         n, num_steps: records and steps K.
@@ -493,10 +490,20 @@ class NoisyGDMechanism:
             _check.finite(**{name: value})
             _check.positive(**{name: value})
             object.__setattr__(self, name, float(value))
-        self.zcdp_bounds()  # Corollary 1's conditions, checked now
+        self.bounds()  # Corollary 1's conditions, checked now
 
-    def zcdp_bounds(self) -> tuple[float, float]:
-        """(Corollary 1's zCDP, composition's zCDP) at this noise."""
+    @property
+    def gdp_mu(self) -> float:
+        """μ of shifted interpolation: the last iterate is μ-GDP (arXiv 2403.00278)."""
+        from privdyn.privacy.langevin import shifted_interpolation_gdp
+
+        return float(shifted_interpolation_gdp(
+            num_steps=self.num_steps, step_size=self.step_size, noise_scale=self.noise_scale,
+            strong_convexity=self.strong_convexity, smoothness=self.smoothness, sensitivity=self.sensitivity,
+            n=self.n).value)
+
+    def bounds(self) -> dict[str, float]:
+        """The zCDP of each bound at this noise: ``shifted_interpolation`` (μ²/2), ``corollary_1``, ``composition``."""
         from privdyn.privacy import langevin
 
         last = float(langevin.dynamics_zcdp(num_steps=self.num_steps, step_size=self.step_size,
@@ -506,31 +513,54 @@ class NoisyGDMechanism:
         composed = 0.5 * float(langevin.composition_rdp(2.0, num_steps=self.num_steps, step_size=self.step_size,
                                                         noise_scale=self.noise_scale, sensitivity=self.sensitivity,
                                                         n=self.n).value)
-        return last, composed
+        return {"shifted_interpolation": 0.5 * self.gdp_mu**2, "corollary_1": last, "composition": composed}
 
-    @property
-    def zcdp(self) -> float:
-        return min(self.zcdp_bounds())
+    def epsilons(self, delta: float) -> dict[str, float]:
+        """ε at ``delta`` by each bound: the Gaussian curve for shifted interpolation and for composition (K composed
+        Gaussian steps are exactly √(2ρ)-GDP), the optimal zCDP conversion for Corollary 1."""
+        from privdyn.privacy.correlated_allocation import gaussian_epsilon
+
+        dlt = _check.delta(delta)
+        bounds = self.bounds()
+        return {"shifted_interpolation": gaussian_epsilon(self.gdp_mu, dlt),
+                "corollary_1": _zcdp_epsilon(bounds["corollary_1"], dlt),
+                "composition": gaussian_epsilon(math.sqrt(2.0 * bounds["composition"]), dlt)}
 
     @property
     def bound(self) -> str:
-        """``"corollary_1"`` (last iterate) or ``"composition"``, whichever is smaller."""
-        last, composed = self.zcdp_bounds()
-        return "corollary_1" if last <= composed else "composition"
+        """The bound whose ε is smallest (at δ = 10⁻⁵; the order of the three does not change with δ where it was
+        checked, and each is valid whatever is chosen)."""
+        epsilons = self.epsilons(1e-5)
+        return min(epsilons, key=lambda k: epsilons[k])
+
+    @property
+    def zcdp(self) -> float:
+        """The zCDP of :attr:`bound`."""
+        return self.bounds()[self.bound]
 
     def privacy_loss(self, delta: float) -> PrivacyLoss:
-        source = ("Corollary 1 of arXiv 2102.05855 (the last iterate of noisy GD on a strongly convex, smooth loss)"
-                  if self.bound == "corollary_1" else "composition over all steps (arXiv 2102.05855, Theorem 1)")
-        return PrivacyLoss(value=_zcdp_epsilon(self.zcdp, _check.delta(delta)), guarantee=Guarantee.BOUND,
-                           quantity="epsilon", neighboring=NeighboringRelation.REPLACE_ONE,
-                           source=f"{source}, as zCDP; optimal conversion to (epsilon, delta)")
+        epsilons = self.epsilons(delta)
+        used = min(epsilons, key=lambda k: epsilons[k])
+        source = {"shifted_interpolation": "shifted interpolation (arXiv 2403.00278): the last iterate of noisy GD on "
+                                           "a strongly convex, smooth loss is mu-GDP; the Gaussian mechanism's curve",
+                  "corollary_1": "Corollary 1 of arXiv 2102.05855 (the last iterate of noisy GD on a strongly convex, "
+                                 "smooth loss), as zCDP; optimal conversion to (epsilon, delta)",
+                  "composition": "composition over all steps (arXiv 2102.05855, Theorem 1): K Gaussian steps, "
+                                 "exactly mu-GDP; the Gaussian mechanism's curve"}[used]
+        return PrivacyLoss(value=epsilons[used], guarantee=Guarantee.BOUND, quantity="epsilon",
+                           neighboring=NeighboringRelation.REPLACE_ONE, source=source)
 
     def calibrate(self, epsilon: float, delta: float) -> NoisyGDMechanism:
-        """The same run with the smallest noise scale σ whose ε is at most ``epsilon`` (both bounds scale as 1/σ²)."""
-        target = _zcdp_for_epsilon(epsilon, delta)
-        scale = self.noise_scale * (self.zcdp / target) ** 0.5
+        """The same run with the smallest noise scale σ (within 1e-12 relative, rounded up) whose ε is at most
+        ``epsilon``: every bound's ε decreases in σ, and shifted interpolation's μ is proportional to 1/σ."""
+        from privdyn.privacy.correlated_allocation import gaussian_mu
+
+        _check.scalar(epsilon=epsilon)
+        _check.positive(epsilon=epsilon)
+        dlt = _check.delta(delta)
+        scale = self.noise_scale * self.gdp_mu / gaussian_mu(float(epsilon), dlt)
         found = dataclasses.replace(self, noise_scale=scale)
-        while float(found.privacy_loss(delta).value) > epsilon:
+        while float(found.privacy_loss(dlt).value) > epsilon:
             found = dataclasses.replace(found, noise_scale=found.noise_scale * (1.0 + 1e-12))
         return found
 
@@ -539,27 +569,37 @@ class NoisyGDMechanism:
         return NeighboringRelation.REPLACE_ONE.to_dp_accounting()
 
     def dp_event(self) -> dp_accounting.DpEvent:
-        """``ZCDp(ρ)``, ρ the smaller of the two bounds (a zCDP guarantee is what dp-accounting can take of a last
+        """``ZCDp(ρ)``, ρ the zCDP of :attr:`bound` (a zCDP guarantee is what dp-accounting can take of a last
         iterate: the run is not a composition of events it knows)."""
         import dp_accounting
 
         return dp_accounting.ZCDpEvent(self.zcdp)
 
     def membership(self) -> Membership:
+        if self.bound != "corollary_1":
+            mu = math.sqrt(2.0 * self.zcdp)
+            return membership_table(lambda a: gaussian_tpr(mu, a),
+                                    "mu-GDP of the last iterate (shifted interpolation): Phi(Phi^-1(FPR) + mu)")
         return zcdp_membership(self.zcdp)
 
     def statement(self, delta: float) -> PrivacyStatement:
         loss = self.privacy_loss(delta)
-        last, composed = self.zcdp_bounds()
+        bounds = self.bounds()
+        epsilons = self.epsilons(delta)
+        used = min(epsilons, key=lambda k: epsilons[k])
         return PrivacyStatement(
             unit="one record", neighboring=NeighboringRelation.REPLACE_ONE, sampler="full_batch",
             released="the last iterate only", accountant=loss.source, guarantee=loss.guarantee,
-            planning=PlanningShare(), epsilon=float(loss.value), delta=float(delta), zcdp=self.zcdp,
-            training_zcdp=self.zcdp, rdp_curve=None, conversion="optimal zCDP conversion (all real orders)",
+            planning=PlanningShare(), epsilon=float(loss.value), delta=float(delta), zcdp=bounds[used],
+            training_zcdp=bounds[used], rdp_curve=None,
+            conversion=("optimal zCDP conversion (all real orders)" if used == "corollary_1"
+                        else "the Gaussian mechanism's curve at mu (Balle & Wang 2018, Theorem 8)"),
             assumptions=("the loss is strong_convexity-strongly convex and smoothness-smooth",
                          "step_size < 1/smoothness", "per-record gradients differ by at most sensitivity",
                          "only the last iterate is released"),
-            extra={"last_iterate_zcdp": last, "composition_zcdp": composed, "bound": self.bound},
+            extra={"gdp_mu": self.gdp_mu, "shifted_interpolation_zcdp": bounds["shifted_interpolation"],
+                   "last_iterate_zcdp": bounds["corollary_1"], "composition_zcdp": bounds["composition"],
+                   "bound": used},
             membership=self.membership())
 
 

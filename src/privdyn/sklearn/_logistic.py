@@ -87,10 +87,18 @@ DELTA_EXPONENT = 1.1
 MAX_FEATURES = 10_000
 """The widest feature matrix accepted (the intercept column included)."""
 
-_SOURCE_C1 = ("Chourasia, Ye, Shokri 2021 (arXiv 2102.05855), Corollary 1: last-iterate RDP of full-batch noisy GD, "
-              "alpha * S_g^2 (1 - exp(-lambda eta K / 2)) / (lambda sigma^2 n^2)")
-_SOURCE_COMPOSITION = ("composition over all K steps (arXiv 2102.05855, Theorem 1 / the moments accountant): "
-                       "alpha * S_g^2 eta K / (4 n^2 sigma^2)")
+_SOURCES = {
+    "shifted_interpolation": (
+        "Bok, Su & Altschuler 2024 (arXiv 2403.00278), shifted interpolation: the last iterate of full-batch noisy GD "
+        "on a strongly convex, smooth loss is mu-GDP, mu = (eta S_g / n)/(sqrt(2 eta) sigma) sqrt((1 + c)(1 - c^K)/"
+        "((1 - c)(1 + c^K))), c = max(|1 - eta lambda|, |1 - eta beta|); (epsilon, delta) by the Gaussian curve"),
+    "corollary_1": (
+        "Chourasia, Ye, Shokri 2021 (arXiv 2102.05855), Corollary 1: last-iterate RDP of full-batch noisy GD, "
+        "alpha * S_g^2 (1 - exp(-lambda eta K / 2)) / (lambda sigma^2 n^2)"),
+    "composition": (
+        "composition over all K steps (arXiv 2102.05855, Theorem 1): K Gaussian steps of shift eta S_g/n and std "
+        "sqrt(2 eta) sigma, exactly Gaussian; (epsilon, delta) by the Gaussian curve"),
+}
 
 
 _SAMPLE_WEIGHTS = "sample weights are refused: a weighted row changes the sensitivity the privacy accounting assumes"
@@ -204,7 +212,8 @@ def _langevin_plan(n: int, width: int, constants: _Constants, max_iter: int, **b
 
     return langevin(n=n, d=constants.parameters(width), strong_convexity=constants.ridge,
                     smoothness=constants.smoothness, lipschitz=constants.lipschitz,
-                    sensitivity=constants.sensitivity, step_size=constants.step_size, max_steps=max_iter, **budget)
+                    sensitivity=constants.sensitivity, step_size=constants.step_size, max_steps=max_iter,
+                    accountant_name="shifted_interpolation", **budget)
 
 
 def _choose_ridge(n: int, width: int, classes: int, zcdp: float, coef_norm: float, max_iter: int) -> float:
@@ -225,9 +234,10 @@ def _choose_ridge(n: int, width: int, classes: int, zcdp: float, coef_norm: floa
 def _plan(n: int, width: int, classes: int, epsilon: float, delta: float, ridge: float | None, coef_norm: float,
           max_iter: int) -> dict[str, Any]:
     """The planned hyper-parameters and statement (a pure function of public numbers, hence cached)."""
-    if ridge is None:  # the budget's zCDP (the planner's calibration target) does not depend on the loss
-        zcdp = float(_langevin_plan(n, width, _Constants(classes, RIDGE_GRID[-1]), 1, epsilon=epsilon,
-                                    delta=delta).inputs["budget"]["zcdp"])
+    if ridge is None:  # the calibration target μ (the largest Gaussian shift within the budget), as zCDP μ²/2
+        from privdyn.privacy.correlated_allocation import gaussian_mu
+
+        zcdp = 0.5 * gaussian_mu(float(epsilon), float(delta)) ** 2
         ridge = _choose_ridge(n, width, classes, zcdp, coef_norm, max_iter)
     constants = _Constants(classes, ridge)
     plan = _langevin_plan(n, width, constants, max_iter, epsilon=epsilon, delta=delta)
@@ -240,27 +250,23 @@ def _plan(n: int, width: int, classes: int, epsilon: float, delta: float, ridge:
 @functools.lru_cache(maxsize=64)
 def account(*, n: int, num_steps: int, step_size: float, noise_scale: float, strong_convexity: float,
             smoothness: float, sensitivity: float, delta: float) -> dict[str, Any]:
-    """The tightest of Corollary 1 and composition for full-batch noisy GD, with both and their (ε, δ).
+    """The tightest valid bound for full-batch noisy GD's last iterate, with every bound's (ε, δ) beside it.
 
-    The mechanism record :class:`privdyn.privacy.NoisyGDMechanism` is the accountant (the smaller of the two zCDP
-    bounds; Corollary 1's conditions, η < 1/β and λ <= β, are checked when it is built); ε by the optimal zCDP
-    conversion. A pure function of public numbers, cached; the caller must not modify the returned dict.
+    The mechanism record :class:`privdyn.privacy.NoisyGDMechanism` is the accountant: shifted interpolation
+    (μ-GDP), Corollary 1 (zCDP) and composition over the K steps (exactly Gaussian), the smallest ε used. A pure
+    function of public numbers, cached; the caller must not modify the returned dict.
     """
-    from privdyn.privacy.conversions import zcdp_to_epsilon
     from privdyn.privacy.mechanism import NoisyGDMechanism
 
     mechanism = NoisyGDMechanism(n=n, num_steps=num_steps, step_size=step_size, noise_scale=noise_scale,
                                  strong_convexity=strong_convexity, smoothness=smoothness, sensitivity=sensitivity)
-    last, composed = mechanism.zcdp_bounds()
-    used = mechanism.bound
-
-    def epsilon(z: float) -> float:
-        return float(zcdp_to_epsilon(z, delta=delta, method="optimal"))
-
-    return {"zcdp": mechanism.zcdp, "epsilon": float(mechanism.privacy_loss(delta).value), "bound": used,
-            "source": _SOURCE_C1 if used == "corollary_1" else _SOURCE_COMPOSITION,
-            "last_iterate_zcdp": last, "last_iterate_epsilon": epsilon(last),
-            "composition_zcdp": composed, "composition_epsilon": epsilon(composed)}
+    bounds, epsilons = mechanism.bounds(), mechanism.epsilons(delta)
+    used = min(epsilons, key=lambda k: epsilons[k])
+    return {"zcdp": bounds[used], "epsilon": epsilons[used], "bound": used, "source": _SOURCES[used],
+            "last_iterate_epsilon": min(epsilons["shifted_interpolation"], epsilons["corollary_1"]),
+            "shifted_interpolation_epsilon": epsilons["shifted_interpolation"],
+            "corollary_1_epsilon": epsilons["corollary_1"], "corollary_1_zcdp": bounds["corollary_1"],
+            "composition_zcdp": bounds["composition"], "composition_epsilon": epsilons["composition"]}
 
 
 @functools.cache
@@ -474,6 +480,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
             extra={**statement.extra, "requested_epsilon": epsilon,
                    "delta_rule": f"1/n^{DELTA_EXPONENT} with n = {n} (delta=None)" if self.delta is None else "given",
                    "last_iterate_epsilon": accounted["last_iterate_epsilon"],
+                   "shifted_interpolation_epsilon": accounted["shifted_interpolation_epsilon"],
+                   "corollary_1_epsilon": accounted["corollary_1_epsilon"],
                    "composition_epsilon": accounted["composition_epsilon"],
                    "saved": accounted["last_iterate_epsilon"] / accounted["composition_epsilon"],
                    "plan": copy.deepcopy(planned["statement"])})

@@ -68,6 +68,7 @@ from privdyn.privacy.langevin.dynamics import (
 from privdyn.privacy.langevin.extensions import best_gamma_rdp, lsi_constant_tracker, tracked_lsi_rdp
 from privdyn.privacy.langevin.quadratic import quadratic_corollary2_rdp, quadratic_exact_rdp, quadratic_lower_bound_rdp
 from privdyn.privacy.langevin.setting import LangevinSetting
+from privdyn.privacy.langevin.shifted import contraction_factor, shifted_interpolation_gdp
 from privdyn.privacy.langevin.utility import Theorem4Parameters, lemma6_excess_risk_bound, theorem4_parameters
 
 __all__ = [
@@ -77,6 +78,7 @@ __all__ = [
     "best_gamma_rdp",
     "composition_noise_scale_for_rdp",
     "composition_rdp",
+    "contraction_factor",
     "crossover_num_steps",
     "dynamics_rdp",
     "dynamics_rdp_asymptote",
@@ -90,6 +92,7 @@ __all__ = [
     "quadratic_corollary2_rdp",
     "quadratic_exact_rdp",
     "quadratic_lower_bound_rdp",
+    "shifted_interpolation_gdp",
     "steps_to_fraction",
     "theorem4_parameters",
     "tracked_lsi_rdp",
