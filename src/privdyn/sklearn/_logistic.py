@@ -19,8 +19,8 @@ private data before the mechanism runs:
    at θ = 0 is ln K, so every minimizer lies in C; on C the loss is L-Lipschitz with L = S_g/2 + λr.
 5. **Planning** (:func:`privdyn.plan.langevin`, public numbers only: n, the width, K, λ, β, L, S_g and the
    budget): the step η = 0.99/β (Corollary 1 needs η < 1/β), the number of steps K (at most ``max_iter``) and the
-   noise scale σ calibrated by Corollary 1 at K to the budget's zCDP. ``ridge="auto"`` lets the planner's bound
-   choose λ too (:func:`_choose_ridge`).
+   noise scale σ calibrated at K by shifted interpolation to the largest Gaussian shift μ whose exact (ε, δ) curve
+   meets the budget. ``ridge="auto"`` lets the planner's bound choose λ too (:func:`_choose_ridge`).
 6. **Training**: θ_0 ~ Π_C(N(0, 2σ²/λ I)) (the start Corollary 1 assumes), then K steps of
    θ ← Π_C(θ − η∇𝓛(θ) + √(2η)σZ) (:func:`privdyn.algorithms.noisy_gd.noisy_gd`); only θ_K is kept. Each step
    is two matrix-vector products over the rows (the margins Zθ, then Zᵀ times the loss's derivatives), with BLAS
@@ -30,11 +30,12 @@ private data before the mechanism runs:
    (docs/sklearn.md, "Speed").
 7. **Release**: ``coef_`` and ``intercept_`` are θ_K in the original units (post-processing).
 
-**Privacy.** The accountant is the tightest valid last-iterate bound for full-batch noisy GD on this loss:
-Corollary 1 (:func:`privdyn.privacy.langevin.dynamics_zcdp`) and, beside it, the composition over all K steps
-(:func:`privdyn.privacy.langevin.composition_rdp`, valid even when every iterate is released); both are linear in
-the Rényi order (zCDP), so their minimum is a zCDP bound too. ``privacy_`` names the bound used, records both, and
-what last-iterate accounting saved. Mini-batches are not offered: privdyn's Ye–Shokri bound
+**Privacy.** The accountant is the tightest valid last-iterate bound for full-batch noisy GD on this loss: shifted
+interpolation (Bok, Su & Altschuler 2024, arXiv 2403.00278; :func:`privdyn.privacy.langevin.shifted_interpolation_gdp`),
+a μ-GDP bound that is exact on the quadratic, with Corollary 1 (:func:`privdyn.privacy.langevin.dynamics_zcdp`) and
+the composition over all K steps (valid even when every iterate is released) computed beside it; the smallest ε is
+used (:class:`privdyn.privacy.NoisyGDMechanism`). ``privacy_`` names the bound used, records all three, and what
+last-iterate accounting saved. Mini-batches are not offered: privdyn's Ye–Shokri bound
 (:mod:`privdyn.privacy.hidden_state`) covers one shuffled epoch at batch size 1 only, which this estimator does not
 run.
 """
@@ -302,8 +303,9 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
 
     Binary (logistic loss) or multi-class (multinomial softmax loss), L2-regularized, trained by Algorithm 1 of
     Chourasia, Ye, Shokri 2021 (arXiv 2102.05855) with the step, number of steps and noise planned by
-    :func:`privdyn.plan.langevin` from public numbers only, accounted by the tightest of Corollary 1 (last iterate)
-    and composition over all steps. See the module docstring for every step of ``fit``.
+    :func:`privdyn.plan.langevin` from public numbers only, accounted by the tightest of shifted interpolation
+    (μ-GDP of the last iterate, arXiv 2403.00278), Corollary 1 (last iterate) and composition over all steps. See
+    the module docstring for every step of ``fit``.
 
     Args:
         epsilon: ε > 0 of the (ε, δ)-DP guarantee of the fit.
@@ -332,13 +334,14 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         n_features_in_, feature_names_in_: as in scikit-learn.
         privacy_: the :class:`~privdyn.privacy.PrivacyStatement` of the fit's
             :class:`~privdyn.privacy.mechanism.NoisyGDMechanism` record, read as an object or as a mapping:
-            ``epsilon``, ``delta``, ``zcdp``, ``bound`` (``corollary_1`` or
-            ``composition``, whichever is smaller), ``guarantee`` (``bound``), ``neighboring`` (``replace_one``),
-            ``sampler`` (``full_batch``), ``released`` (the last iterate only), ``last_iterate_epsilon`` and
-            ``composition_epsilon`` (both bounds at the run's noise), ``saved`` (their ratio), ``assumptions``
-            (what the fit enforced), ``requested_epsilon``, the plan's statement (``plan``) and ``membership``
-            (the best membership test's true-positive rate at false-positive rates 0.001, 0.01 and 0.1 that the
-            zCDP bound allows).
+            ``epsilon``, ``delta``, ``zcdp``, ``bound`` (``shifted_interpolation``, ``corollary_1`` or
+            ``composition``, whichever gives the smallest ε), ``gdp_mu`` (shifted interpolation's μ),
+            ``guarantee`` (``bound``), ``neighboring`` (``replace_one``), ``sampler`` (``full_batch``), ``released``
+            (the last iterate only), ``shifted_interpolation_epsilon``, ``corollary_1_epsilon`` and
+            ``composition_epsilon`` (each bound at the run's noise), ``last_iterate_epsilon`` (the smaller of the
+            first two), ``saved`` (its ratio to composition's), ``assumptions`` (what the fit enforced),
+            ``requested_epsilon``, the plan's statement (``plan``) and ``membership`` (the best membership test's
+            true-positive rate at false-positive rates 0.001, 0.01 and 0.1 that the bound allows).
         training_: what training ran with: ``ridge``, ``smoothness``, ``sensitivity``, ``radius``, ``step_size``,
             ``num_steps``, ``noise_scale``, ``n``, ``row_scale`` (1/R) and the planner's ``predicted_risk``.
 
