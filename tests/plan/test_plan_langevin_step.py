@@ -44,3 +44,35 @@ def test_given_step_bound_holds_in_simulation() -> None:
 def test_given_step_outside_corollary_1_is_refused(step_size: float) -> None:
     with pytest.raises(ValueError, match="step_size must be in"):
         privdyn.plan.langevin(**dict(GIVEN, step_size=step_size))
+
+
+def test_given_step_with_shifted_interpolation_meets_the_budget_exactly_and_uses_less_noise() -> None:
+    """σ is calibrated at K so that shifted interpolation's μ is the largest Gaussian shift within (ε, δ); its ε by
+    the Gaussian curve is then the budget, and the noise is below Corollary 1's at every K."""
+    from privdyn.privacy.correlated_allocation import gaussian_epsilon, gaussian_mu
+
+    plan = privdyn.plan.langevin(**GIVEN, accountant_name="shifted_interpolation")
+    h = plan.hyperparameters
+    mu = accountant.shifted_interpolation_gdp(num_steps=h["num_steps"], step_size=h["step_size"],
+                                              noise_scale=h["noise_scale"], strong_convexity=0.01, smoothness=0.26,
+                                              sensitivity=2.0, n=5_000).value
+    assert math.isclose(mu, gaussian_mu(1.0, 1e-5), rel_tol=1e-9)
+    assert math.isclose(plan.privacy.epsilon, gaussian_epsilon(mu, 1e-5), rel_tol=1e-9) and plan.privacy.epsilon <= 1.0
+    assert plan.privacy.extra["gdp_mu"] == pytest.approx(mu, rel=1e-9)
+    ks = np.arange(1, GIVEN["max_steps"] + 1, dtype=float)
+    unit = np.asarray(accountant.shifted_interpolation_gdp(num_steps=ks, step_size=h["step_size"], noise_scale=1.0,
+                                                           strong_convexity=0.01, smoothness=0.26, sensitivity=2.0,
+                                                           n=5_000).value)
+    bounds = _bound(ks, unit / gaussian_mu(1.0, 1e-5))
+    assert h["num_steps"] == int(ks[np.argmin(bounds)])
+    corollary_1 = privdyn.plan.langevin(**GIVEN)
+    assert plan.predicted_risk < corollary_1.predicted_risk
+
+
+@pytest.mark.parametrize(("extra", "match"), [
+    ({"accountant_name": "rdp"}, "accountant_name must be one of"),
+    ({"accountant_name": "shifted_interpolation", "step_size": None}, "needs a given step_size"),
+])
+def test_shifted_interpolation_plan_refusals(extra: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        privdyn.plan.langevin(**{**GIVEN, **extra})

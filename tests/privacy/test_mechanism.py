@@ -160,7 +160,8 @@ def test_noisy_gd_record_uses_the_smallest_of_three_bounds_and_is_the_estimators
                                               sensitivity=2.0, n=5_000).value) / 3.0  # Theorem 1: linear in the order
     # shifted interpolation, written out: c = 1 - eta lambda here, shift eta S/n, noise std sqrt(2 eta) sigma
     eta, c = 0.99 / 0.26, 1.0 - 0.99 / 0.26 * 0.01
-    mu = eta * 2.0 / 5_000 / (math.sqrt(2 * eta) * 0.02) * math.sqrt((1 + c) * (1 - c**1000) / ((1 - c) * (1 + c**1000)))
+    factor = (1 + c) * (1 - c**1000) / ((1 - c) * (1 + c**1000))
+    mu = eta * 2.0 / 5_000 / (math.sqrt(2 * eta) * 0.02) * math.sqrt(factor)
     assert record.gdp_mu == pytest.approx(mu, rel=1e-12)
     bounds = record.bounds()
     assert bounds == pytest.approx({"shifted_interpolation": mu**2 / 2, "corollary_1": last, "composition": composed},

@@ -34,7 +34,6 @@ from privdyn import _check
 from privdyn.plan._budget import Budget, PlanningShare, budget, zcdp_for_epsilon, zcdp_statement
 from privdyn.plan._plan import Alternative, ParetoFront, Plan, Verification
 from privdyn.privacy import langevin as accountant
-from privdyn.privacy.langevin import shifted_interpolation_gdp as accountant_si
 from privdyn.privacy.labels import NeighboringRelation
 
 __all__ = ["LangevinPlan", "langevin"]
@@ -109,18 +108,18 @@ def _distance_bound(c: _Constants, step_size: float, num_steps: Any, noise_scale
 
 
 def _choose_at_step(c: _Constants, zcdp: float, step_size: float, max_steps: int,
-                    accountant: str = "corollary_1") -> dict[str, Any]:
+                    accountant_name: str = "corollary_1") -> dict[str, Any]:
     """K in [1, max_steps] minimizing :func:`_distance_bound` at the given η, σ calibrated at K by Corollary 1
     (its zCDP equals ``zcdp``) or by shifted interpolation (its μ equals √(2·zcdp))."""
     lam, s, n = c.strong_convexity, c.sensitivity, c.n
 
     def sigma_at(k: Any) -> Any:
         steps = np.asarray(k, dtype=float)
-        if accountant == "shifted_interpolation":  # μ(σ) = μ(1)/σ: solve μ(σ) = √(2 zcdp)
-            unit = np.asarray(accountant_si(num_steps=steps, step_size=step_size, noise_scale=1.0,
-                                            strong_convexity=lam, smoothness=c.smoothness, sensitivity=s,
-                                            n=n).value, dtype=float)
-            return unit / math.sqrt(2.0 * zcdp)
+        if accountant_name == "shifted_interpolation":  # μ(σ) = μ(1)/σ: solve μ(σ) = √(2 zcdp)
+            unit = accountant.shifted_interpolation_gdp(num_steps=steps, step_size=step_size, noise_scale=1.0,
+                                                        strong_convexity=lam, smoothness=c.smoothness,
+                                                        sensitivity=s, n=n).value
+            return np.asarray(unit, dtype=float) / math.sqrt(2.0 * zcdp)
         return np.sqrt(s**2 * -np.expm1(-lam * step_size * steps / 2.0) / (lam * n**2 * zcdp))
 
     ks = np.arange(1, max_steps + 1)
@@ -269,7 +268,7 @@ def langevin(*, n: int, d: int, strong_convexity: float, smoothness: float, lips
         if step_size is None:
             raise ValueError("accountant_name='shifted_interpolation' needs a given step_size (the plan at Lemma 6's "
                              "step is Corollary 1's); give step_size or drop accountant_name.")
-        if b.epsilon is not None:  # the exact Gaussian curve, tighter than the zCDP conversion
+        if b.epsilon is not None and b.delta is not None:  # the exact Gaussian curve, tighter than zCDP's
             from privdyn.privacy.correlated_allocation import gaussian_mu
 
             target_zcdp = 0.5 * gaussian_mu(float(b.epsilon), float(b.delta)) ** 2
