@@ -62,10 +62,11 @@ def test_public_classes_fix_the_model_whatever_y_holds() -> None:
 def test_default_step_budget_scales_with_the_work_per_step() -> None:
     from privdyn.sklearn._logistic import default_max_iter
 
-    assert default_max_iter(455, 31) == 1000 and default_max_iter(100_000, 51) == 98
+    assert default_max_iter(455, 31) == 10_000 and default_max_iter(7420, 10) == 6738
+    assert default_max_iter(100_000, 51) == 98
     assert default_max_iter(10**9, 10**4) == 1
     x, y = _data(n=200)
-    assert DPLogisticRegression(feature_norm=6.0, random_state=0).fit(x, y).training_["max_iter"] == 1000
+    assert DPLogisticRegression(feature_norm=6.0, random_state=0).fit(x, y).training_["max_iter"] == 10_000
 
 
 def test_reproducible_from_a_seed() -> None:

@@ -69,8 +69,8 @@ STEP_FRACTION = 0.99
 RIDGE_GRID = tuple(float(v) for v in np.geomspace(1e-4, 1.0, 17))
 """The ridges λ (in the units where rows lie in the unit ball) among which ``ridge="auto"`` chooses."""
 
-MAX_ITER = 1000
-"""The most steps ``max_iter=None`` allows."""
+MAX_ITER = 10_000
+"""The most steps ``max_iter=None`` allows (the work budget binds first above n·p = 5·10⁴)."""
 
 WORK_BUDGET = 5 * 10**8
 """``max_iter=None`` keeps K·n·p <= WORK_BUDGET (p parameters): the multiply-adds of one matrix-vector product per
@@ -318,8 +318,8 @@ class DPLogisticRegression(ClassifierMixin, BaseEstimator):
         coef_norm: B > 0, a public guess of the norm of a good model in those units (the largest absolute logit
             it reaches on a row at the bound); only ``ridge="auto"`` reads it.
         max_iter: the most steps of noisy GD the planner may choose (an integer in [1, 10^6]), or None: the
-            largest K <= 1000 with K·n·p <= 5·10^8 multiply-adds (p parameters; ``default_max_iter``, from public
-            numbers only): 1000 steps on small data, about 100 at n = 10^5, d = 50. Each step is a full pass over
+            largest K <= 10^4 with K·n·p <= 5·10^8 multiply-adds (p parameters; ``default_max_iter``, from public
+            numbers only): 10^4 steps on small data, about 100 at n = 10^5, d = 50. Each step is a full pass over
             the rows; the planner picks the ridge for this budget of steps, so a larger ``max_iter`` buys a smaller
             ridge at a proportional cost in time.
         classes: the public list of class labels, or None: the labels found in y, whose set is then treated as
