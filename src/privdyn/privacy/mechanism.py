@@ -526,12 +526,15 @@ class NoisyGDMechanism:
                 "corollary_1": _zcdp_epsilon(bounds["corollary_1"], dlt),
                 "composition": gaussian_epsilon(math.sqrt(2.0 * bounds["composition"]), dlt)}
 
+    def used(self, delta: float) -> str:
+        """The bound whose ε at ``delta`` is smallest (each is valid, so the smallest is)."""
+        epsilons = self.epsilons(delta)
+        return min(epsilons, key=lambda k: epsilons[k])
+
     @property
     def bound(self) -> str:
-        """The bound whose ε is smallest (at δ = 10⁻⁵; the order of the three does not change with δ where it was
-        checked, and each is valid whatever is chosen)."""
-        epsilons = self.epsilons(1e-5)
-        return min(epsilons, key=lambda k: epsilons[k])
+        """:meth:`used` at δ = 10⁻⁵ (shifted interpolation wherever the three were compared, at every δ)."""
+        return self.used(1e-5)
 
     @property
     def zcdp(self) -> float:
@@ -540,7 +543,7 @@ class NoisyGDMechanism:
 
     def privacy_loss(self, delta: float) -> PrivacyLoss:
         epsilons = self.epsilons(delta)
-        used = min(epsilons, key=lambda k: epsilons[k])
+        used = self.used(delta)
         source = {"shifted_interpolation": "shifted interpolation (arXiv 2403.00278): the last iterate of noisy GD on "
                                            "a strongly convex, smooth loss is mu-GDP; the Gaussian mechanism's curve",
                   "corollary_1": "Corollary 1 of arXiv 2102.05855 (the last iterate of noisy GD on a strongly convex, "
@@ -585,8 +588,7 @@ class NoisyGDMechanism:
     def statement(self, delta: float) -> PrivacyStatement:
         loss = self.privacy_loss(delta)
         bounds = self.bounds()
-        epsilons = self.epsilons(delta)
-        used = min(epsilons, key=lambda k: epsilons[k])
+        used = self.used(delta)
         return PrivacyStatement(
             unit="one record", neighboring=NeighboringRelation.REPLACE_ONE, sampler="full_batch",
             released="the last iterate only", accountant=loss.source, guarantee=loss.guarantee,

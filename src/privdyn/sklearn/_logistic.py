@@ -261,8 +261,7 @@ def account(*, n: int, num_steps: int, step_size: float, noise_scale: float, str
 
     mechanism = NoisyGDMechanism(n=n, num_steps=num_steps, step_size=step_size, noise_scale=noise_scale,
                                  strong_convexity=strong_convexity, smoothness=smoothness, sensitivity=sensitivity)
-    bounds, epsilons = mechanism.bounds(), mechanism.epsilons(delta)
-    used = min(epsilons, key=lambda k: epsilons[k])
+    bounds, epsilons, used = mechanism.bounds(), mechanism.epsilons(delta), mechanism.used(delta)
     return {"zcdp": bounds[used], "epsilon": epsilons[used], "bound": used, "source": _SOURCES[used],
             "last_iterate_epsilon": min(epsilons["shifted_interpolation"], epsilons["corollary_1"]),
             "shifted_interpolation_epsilon": epsilons["shifted_interpolation"],
