@@ -4,12 +4,16 @@ One entry point for the Theorem F.8 pair (Wang et al., arXiv 2605.12648v1) of an
 :mod:`privdyn.privacy.correlated` under fixed-size per-step batches (``zero_out`` neighbours) or Poisson sampling
 (``add_remove`` neighbours):
 
-* ``method="bound"`` (label ``bound``): the smaller of the two formal upper bounds below, each valid on its own (the
-  minimum of valid upper bounds on the same epsilon at the same delta is one); the conditional composition is
-  evaluated only where it can win (:func:`conditional_may_win`), which decides speed, never validity.
+* ``method="bound"`` (label ``bound``): the smallest of the formal upper bounds below, each valid on its own (the
+  minimum of valid upper bounds on the same epsilon at the same delta is one); the block bound and the conditional
+  composition are evaluated only where they can win (:func:`~privdyn.privacy.amplification.blocks.blocks_may_win`,
+  :func:`conditional_may_win`), which decides speed, never validity.
 * ``method="spectral"`` (label ``bound``): the pair is a post-processing of the Poisson-subsampled Gaussian with
   noise multiplier ``kappa / ||C||_2`` (:mod:`privdyn.privacy.amplification.spectral`), accounted by
   dp-accounting's PLD; equal to it at lambda = 0 and continuous in the strategy's coefficients.
+* ``method="blocks"`` (label ``bound``, lambda-CGD only): the whitened pair is a post-processing of independent
+  blocks of two steps (:mod:`privdyn.privacy.amplification.blocks`), each accounted on a grid of the plane on the safe
+  side; tighter than the spectral bound where a few participations decide epsilon.
 * ``method="conditional"`` (label ``bound``): conditional composition of mixture-of-Gaussians PLDs (Choquette-Choo,
   Ganesh, Steinke & Thakurta, ICLR 2024, arXiv 2310.15526), both directions of the pair, with the bad-event
   probability spent from delta (:mod:`privdyn.privacy.amplification.conditional`).
@@ -31,6 +35,7 @@ import numpy as np
 
 from privdyn import _check
 from privdyn.privacy.amplification import conditional
+from privdyn.privacy.amplification.blocks import blocks_epsilon, blocks_may_win
 from privdyn.privacy.amplification.monte_carlo import LongHorizonDraws, monte_carlo_epsilon
 from privdyn.privacy.amplification.pair import (
     MAX_ENUMERATION_STEPS,
@@ -48,7 +53,7 @@ if TYPE_CHECKING:  # the strategies import scipy through privdyn.rng: keep `impo
 
 __all__ = ["METHODS", "CONDITIONAL_FROM_RATE", "amplified_epsilon", "amplified_noise_multiplier", "conditional_may_win"]
 
-METHODS = ("bound", "spectral", "conditional", "estimate")
+METHODS = ("bound", "spectral", "blocks", "conditional", "estimate")
 
 CONDITIONAL_FROM_RATE = 0.9
 """``method="bound"`` also evaluates the conditional composition at sampling rates from this on: below it the spectral
@@ -82,6 +87,8 @@ def _bound_epsilon(pair: DominatingPair, delta: float, settings: conditional.Bou
     candidates: dict[str, float] = {}
     if method in ("bound", "spectral"):
         candidates["spectral"] = spectral_epsilon(pair, delta, settings.value_discretization_interval)
+    if method == "blocks" or (method == "bound" and blocks_may_win(pair)):
+        candidates["blocks"] = blocks_epsilon(pair, delta, settings.value_discretization_interval)
     if method == "conditional" or (method == "bound" and conditional_may_win(pair)):
         candidates["conditional"] = _conditional_epsilon(pair, delta, settings)
     route = min(candidates, key=lambda name: candidates[name])
@@ -92,6 +99,10 @@ def _route_source(route: str, settings: conditional.BoundSettings) -> str:
     if route == "spectral":
         return (f"spectral bound: post-processing of the Poisson-subsampled Gaussian at noise multiplier "
                 f"kappa/||C||_2, dp-accounting PLD (discretization {settings.value_discretization_interval:g})")
+    if route == "blocks":
+        return (f"two-step block bound: the whitened lambda-CGD pair as a post-processing of independent blocks of two "
+                f"steps, each block's PLD on a grid on the safe side, dp-accounting composition (discretization "
+                f"{settings.value_discretization_interval:g})")
     return (f"conditional composition of mixture-of-Gaussians PLDs ({_MMCC}), dp-accounting PLD, bad events "
             f"{settings.bad_event_fraction:g} * delta")
 
@@ -111,8 +122,8 @@ def amplified_epsilon(strategy: Strategy, *, noise_multiplier: float, sampling_p
         delta: in (0, 1).
         sampler: ``"fixed_size"`` (batches of B drawn without replacement independently at every step; zero-out
             neighbours) or ``"poisson"`` (add-remove neighbours). ``"shuffle"`` is refused.
-        method: ``"bound"`` (the smaller of the formal upper bounds ``"spectral"`` and ``"conditional"``), one of
-            those two alone, or ``"estimate"`` (a Monte-Carlo upper confidence bound at level ``confidence``; needs
+        method: ``"bound"`` (the smallest of the formal upper bounds ``"spectral"``, ``"blocks"`` and
+            ``"conditional"``), one of those alone (``"blocks"``: lambda-CGD only), or ``"estimate"`` (a Monte-Carlo upper confidence bound at level ``confidence``; needs
             ``rng``, and lambda-CGD when ``num_steps > 16``).
         settings: the bound's numerical settings (default :class:`~conditional.BoundSettings`).
         num_samples, confidence, rng: the estimate's draws per direction, level and generator.
@@ -164,7 +175,8 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
     the target whatever the discretization, and is at most about 1% larger than with a finer one.
 
     Where the bound is the spectral route alone (``method="spectral"``, or ``"bound"`` at rates below
-    :data:`CONDITIONAL_FROM_RATE`) and no ``initial`` is given, the search runs on tau = kappa / a instead (the
+    :data:`CONDITIONAL_FROM_RATE` where the block bound is not evaluated at the spectral answer) and no ``initial``
+    is given, the search runs on tau = kappa / a instead (the
     Poisson-subsampled Gaussian that the bound is, :mod:`.spectral`) on the vectorized PLD estimate, certified by one
     evaluation of dp-accounting's PLD at tau, cached per (rate, steps, budget, rtol, discretization) and shared by
     every strategy at those sizes. The returned kappa is the float next to ``a * tau`` with ``kappa / a == tau``
@@ -195,7 +207,10 @@ def amplified_noise_multiplier(strategy: Strategy, *, epsilon: float, delta: flo
     if method != "estimate" and initial is None and (method == "spectral" or
                                                      (method == "bound" and not conditional_may_win(first))):
         scaled = _spectral_calibration(first, float(epsilon), dlt, float(rtol), settings)
-        if scaled is not None:
+        if scaled is not None and method == "bound" and blocks_may_win(
+                dominating_pair(strategy, noise_multiplier=scaled, sampling_prob=sampling_prob, num_steps=num_steps)):
+            guess = scaled  # the block bound may be smaller there: search below the spectral answer
+        elif scaled is not None:
             return PrivacyLoss(value=scaled, guarantee=Guarantee.BOUND, quantity="noise_multiplier",
                                neighboring=NEIGHBORING[sampler],
                                source=f"{PAPER}, Theorem F.8 pair for {strategy!r}, sampler {sampler!r}; "
