@@ -51,7 +51,8 @@ def test_block_covariance_is_below_the_whitened_noise(lam, steps):
         laplacian += np.outer(edge, edge)
     sigma_b = (1 - lam) ** 2 * np.eye(steps) + lam * laplacian
     assert np.linalg.eigvalsh(sigma - sigma_b).min() >= -1e-9
-    # the decomposition of the module docstring, exactly: (1 - lam)^2 I + lam L_T + lam (1 - lam) e_0 e_0^T + lam e_T e_T^T
+    # the decomposition of the module docstring, exactly:
+    # (1 - lam)^2 I + lam L_T + lam (1 - lam) e_0 e_0^T + lam e_T e_T^T
     path = np.zeros((steps, steps))
     for t in range(steps - 1):
         edge = np.zeros(steps)
@@ -93,7 +94,8 @@ SHORT = [(0.7, 1.0, 0.3, 8, 1e-2), (0.3, 0.5, 0.2, 7, 1e-2)]
 SHORT_SLOW = [(0.5, 0.7, 0.05, 12, 1e-3), (0.9, 2.0, 0.1, 12, 1e-3)]
 
 
-@pytest.mark.parametrize("lam,kappa,q,steps,delta", SHORT + [pytest.param(*p, marks=pytest.mark.slow) for p in SHORT_SLOW])
+@pytest.mark.parametrize("lam,kappa,q,steps,delta",
+                         SHORT + [pytest.param(*p, marks=pytest.mark.slow) for p in SHORT_SLOW])
 def test_never_below_the_exact_pair_on_short_horizons(lam, kappa, q, steps, delta):
     # the Monte-Carlo estimate with the pair's exact privacy loss (enumeration); its lower confidence bound is at
     # level 0.999 one-sided, Bonferroni-corrected over the epsilon grid and both directions

@@ -123,8 +123,9 @@ def amplified_epsilon(strategy: Strategy, *, noise_multiplier: float, sampling_p
         sampler: ``"fixed_size"`` (batches of B drawn without replacement independently at every step; zero-out
             neighbours) or ``"poisson"`` (add-remove neighbours). ``"shuffle"`` is refused.
         method: ``"bound"`` (the smallest of the formal upper bounds ``"spectral"``, ``"blocks"`` and
-            ``"conditional"``), one of those alone (``"blocks"``: lambda-CGD only), or ``"estimate"`` (a Monte-Carlo upper confidence bound at level ``confidence``; needs
-            ``rng``, and lambda-CGD when ``num_steps > 16``).
+            ``"conditional"``), one of those alone (``"blocks"``: lambda-CGD only), or ``"estimate"`` (a
+            Monte-Carlo upper confidence bound at level ``confidence``; needs ``rng``, and lambda-CGD when
+            ``num_steps > 16``).
         settings: the bound's numerical settings (default :class:`~conditional.BoundSettings`).
         num_samples, confidence, rng: the estimate's draws per direction, level and generator.
 

@@ -27,9 +27,9 @@ Sigma_B))`` independent of ``x`` and of the data, maps ``P_B`` to the whitened `
 ``k^2 (1 - lambda)^2`` of one step when T is odd), and ``s(y)`` is a product of Bernoulli(r) laws, so ``(P_B, Q_B)``
 is the composition of ``floor(T/2)`` identical two-dimensional pairs (and, for odd T, one Poisson-subsampled Gaussian
 at noise multiplier ``k (1 - lambda)``). In the block's eigenbasis ``(1, 1)/sqrt 2`` and ``(1, -1)/sqrt 2`` (data
-independent) the noise has the independent standard deviations ``a = k (1 - lambda)`` and ``b = k (1 + lambda^2)^(1/2)``,
-and the four participation patterns of the block are the means ``(0, 0)``, ``(m_a, m_b)``, ``(m_a, -m_b)`` and
-``(2 m_a, 0)`` in units of those deviations, ``m_a = 1/(sqrt 2 a)``, ``m_b = 1/(sqrt 2 b)``.
+independent) the noise has the independent standard deviations ``a = k (1 - lambda)`` and ``b = k (1 +
+lambda^2)^(1/2)``, and the four participation patterns of the block are the means ``(0, 0)``, ``(m_a, m_b)``, ``(m_a,
+-m_b)`` and ``(2 m_a, 0)`` in units of those deviations, ``m_a = 1/(sqrt 2 a)``, ``m_b = 1/(sqrt 2 b)``.
 
 **The block's privacy loss distribution, on the safe side.** The privacy loss ``L(z) = log dP_2/dQ_2(z) = log sum_y
 s(y) exp(<m_y, z> - |m_y|^2 / 2)`` is a log-sum-exp of affine functions, hence convex. On a rectangular grid of the
@@ -206,7 +206,8 @@ def blocks_pld(pair: DominatingPair, value_discretization_interval: float, grid_
 
     ratio = geometric_ratio(pair.coefficients)
     if ratio is None:
-        raise ValueError(f"the block bound covers lambda-CGD only (encoder coefficients c_0 lambda^k, 0 <= lambda < 1); "
+        raise ValueError("the block bound covers lambda-CGD only (encoder coefficients c_0 lambda^k, "
+                         "0 <= lambda < 1); "
                          f"got strategy {pair.strategy}.")
     scaled_noise = pair.noise_multiplier / float(pair.coefficients[0])
     composed = None
