@@ -2,8 +2,12 @@
 
 Usage (from the repository root)::
 
-    python tools/amplification_slack.py compute ROUTE OUT.json   # ROUTE: spectral, conditional or estimate
+    python tools/amplification_slack.py compute ROUTE OUT.json   # ROUTE: spectral, blocks, conditional, bound or estimate
     python tools/amplification_slack.py report OUT_DIR A.json B.json ...   # table (stdout), merged JSON, figure
+
+``report`` also reads a merged JSON it wrote before (one record per point, a field per route), so a new route can be
+added to a finished grid: ``compute bound NEW.json`` then ``report OUT_DIR docs/figures/amplification-slack.json
+NEW.json``.
 
 ``compute`` evaluates one route at every grid point (Poisson sampling, delta = 1e-5) and writes one JSON record per
 point with its wall time; the conditional composition gets ``--timeout`` seconds per point (a point that does not
@@ -34,6 +38,8 @@ MAX_INDEPENDENT_EPSILON = 10.0
 MC_SAMPLES = 8000
 MC_CONFIDENCE = 0.999
 SEED = 20261127
+ROUTE_WORDS = {"spectral": "spectral bound", "blocks": "two-step block bound", "conditional": "conditional composition"}
+"""How each bound route names itself in a ``PrivacyLoss.source`` (``method="bound"`` records the one it used)."""
 
 
 def grid() -> list[dict[str, float]]:
@@ -69,11 +75,12 @@ def _evaluate(route: str, point: dict[str, float], queue: Any) -> None:
         queue.put({"upper": estimate.epsilon_upper, "lower": estimate.epsilon_lower,
                    "grid_allowance": estimate.grid_allowance, "seconds": time.perf_counter() - start})
         return
-    # the conditional composition at the discretization the allow-list used (1e-3); the spectral bound at 1e-4
+    # the conditional composition at the discretization the allow-list used (1e-3); the other bounds at 1e-4
     interval = 1e-3 if route == "conditional" else 1e-4
     loss = amplified_epsilon(LambdaCGD(point["lam"]), method=route,
                              settings=BoundSettings(value_discretization_interval=interval), **kwargs)
-    queue.put({"value": float(loss.value), "seconds": time.perf_counter() - start})
+    winner = next((name for name, words in ROUTE_WORDS.items() if words in loss.source), route)
+    queue.put({"value": float(loss.value), "winner": winner, "seconds": time.perf_counter() - start})
 
 
 def compute(route: str, out: str, timeout: float) -> None:
@@ -101,7 +108,12 @@ def _merged(paths: list[str]) -> dict[tuple[float, float, float, int], dict[str,
         with open(path) as handle:
             for record in json.load(handle):
                 key = (record["lam"], record["rate"], record["kappa"], int(record["steps"]))
-                rows.setdefault(key, {})[record["route"]] = record
+                if "route" in record:  # a file of compute
+                    rows.setdefault(key, {})[record["route"]] = record
+                else:  # a merged file of report
+                    for route, value in record.items():
+                        if isinstance(value, dict):
+                            rows.setdefault(key, {})[route] = value
     return rows
 
 
@@ -113,9 +125,9 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def report(out_dir: str, paths: list[str]) -> None:
     rows = _merged(paths)
-    print("| λ | r | κ | T | MC ε [lower, upper] | before (conditional) | after (bound) | after / MC upper | "
-          "after / MC lower | ≤ 1.5 |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| λ | r | κ | T | MC ε [lower, upper] | before (conditional) | spectral | after (bound) | route | "
+          "after / MC upper | after / MC lower | ≤ 1.5 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     figure_points = []
     counts: dict[str, int] = {}
     for key in sorted(rows, key=lambda k: (k[3], k[1], k[2], k[0])):
@@ -128,6 +140,9 @@ def report(out_dir: str, paths: list[str]) -> None:
         spec_value = spec.get("value")
         values = [v for v in (cond_value, spec_value) if v is not None]
         bound = min(values) if values else None
+        winner = None if bound is None else ("spectral" if bound == spec_value else "conditional")
+        if "bound" in row and "value" in row["bound"]:  # method="bound" itself, with the route it used
+            bound, winner = row["bound"]["value"], row["bound"]["winner"]
         lower, upper = mc.get("lower"), mc.get("upper")
         cond_text = _fmt(cond_value) if cond_value is not None else (
             f"> {cond['timeout']:.0f} s" if "timeout" in cond else "-")
@@ -138,10 +153,9 @@ def report(out_dir: str, paths: list[str]) -> None:
         if lam > 0:
             counts[verdict] = counts.get(verdict, 0) + 1
         print(f"| {lam:g} | {rate:g} | {kappa:g} | {steps} | [{_fmt(lower)}, {_fmt(upper)}] | {cond_text} | "
-              f"{_fmt(bound)} | {_fmt(ratio_lo)} | {_fmt(ratio_hi)} | {verdict} |")
+              f"{_fmt(spec_value)} | {_fmt(bound)} | {winner or '-'} | {_fmt(ratio_lo)} | {_fmt(ratio_hi)} | "
+              f"{verdict} |")
         if bound is not None and upper and lower and math.isfinite(upper) and lam > 0:
-            winner = "spectral" if cond_value is None or (spec_value is not None and spec_value <= cond_value) \
-                else "conditional"
             figure_points.append((lam, rate, kappa, steps, bound / upper, bound / lower, winner, cond_value,
                                   spec_value, upper))
     print(f"\nlambda > 0: bound / true epsilon <= 1.5 {counts}")
@@ -166,7 +180,7 @@ def _figure(out_dir: str, points: list[tuple[Any, ...]]) -> None:
             if t != steps:
                 continue
             x = lam + {0.01: -0.02, 0.05: 0.0, 0.3: 0.02}[rate]
-            face = colors[kappa] if winner == "spectral" else "none"
+            face = {"spectral": colors[kappa], "blocks": "none"}.get(winner, "lightgrey")
             ax.plot([x, x], [lo, hi], color=colors[kappa], lw=1.2)
             ax.plot(x, math.sqrt(lo * hi), marker=markers[rate], color=colors[kappa], mfc=face, ms=6)
             if cond is not None and upper:
@@ -179,8 +193,8 @@ def _figure(out_dir: str, points: list[tuple[Any, ...]]) -> None:
     handles = [plt.Line2D([], [], color=c, marker="o", ls="", label=f"κ = {k:g}") for k, c in colors.items()]
     handles += [plt.Line2D([], [], color="k", marker=m, ls="", mfc="none", label=f"r = {r:g}")
                 for r, m in markers.items()]
-    handles += [plt.Line2D([], [], color="k", marker="o", ls="", label="filled: spectral wins"),
-                plt.Line2D([], [], color="k", marker="o", mfc="none", ls="", label="open: conditional wins"),
+    handles += [plt.Line2D([], [], color="k", marker="o", ls="", label="filled: spectral bound"),
+                plt.Line2D([], [], color="k", marker="o", mfc="none", ls="", label="open: two-step blocks"),
                 plt.Line2D([], [], color="k", marker="_", ls="", ms=8, label="old bound (conditional)")]
     fig.legend(handles=handles, loc="center right", fontsize=8)
     fig.tight_layout(rect=(0, 0, 0.84, 1))
@@ -191,7 +205,7 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     sub = parser.add_subparsers(dest="command", required=True)
     comp = sub.add_parser("compute")
-    comp.add_argument("route", choices=("spectral", "conditional", "estimate"))
+    comp.add_argument("route", choices=("spectral", "blocks", "conditional", "bound", "estimate"))
     comp.add_argument("out")
     comp.add_argument("--timeout", type=float, default=240.0)
     rep = sub.add_parser("report")
