@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    python tools/amplification_slack.py compute ROUTE OUT.json   # ROUTE: spectral, blocks, conditional, bound or estimate
+    python tools/amplification_slack.py compute ROUTE OUT.json   # spectral, blocks, conditional, bound, estimate
     python tools/amplification_slack.py report OUT_DIR A.json B.json ...   # table (stdout), merged JSON, figure
 
 ``report`` also reads a merged JSON it wrote before (one record per point, a field per route), so a new route can be
