@@ -40,9 +40,6 @@ __all__ = ["LangevinPlan", "langevin"]
 
 _SOURCE = ("Corollary 1 of Chourasia, Ye, Shokri 2021 (arXiv 2102.05855): last-iterate RDP of noisy GD, "
            "alpha * S_g^2 (1 - exp(-lambda eta K / 2)) / (lambda sigma^2 n^2) at every order alpha")
-_SOURCE_SI = ("shifted interpolation (Bok, Su & Altschuler 2024, arXiv 2403.00278): the last iterate of noisy GD on a "
-              "strongly convex, smooth loss is mu-GDP, mu = (eta S_g / n)/(sqrt(2 eta) sigma) sqrt((1 + c)(1 - c^K)/"
-              "((1 - c)(1 + c^K))), c = max(|1 - eta lambda|, |1 - eta beta|)")
 _ASSUMPTIONS = (
     "the per-example loss is lambda-strongly convex, beta-smooth and L-Lipschitz on a closed convex set C "
     "(bounded, since lambda > 0 and L < inf), with total gradient sensitivity S_g (<= 2L)",
@@ -148,11 +145,12 @@ def _gdp_statement(statement: Any, zcdp: float, delta: float | None) -> Any:
     """The statement of a plan calibrated by shifted interpolation: μ-GDP with μ = √(2·zcdp), ε by the Gaussian
     mechanism's curve (Balle & Wang 2018, Theorem 8), membership rates Φ(Φ⁻¹(FPR) + μ)."""
     from privdyn.privacy.correlated_allocation import gaussian_epsilon
+    from privdyn.privacy.mechanism import NoisyGDMechanism
     from privdyn.privacy.membership import gaussian_tpr, membership_table
 
     mu = math.sqrt(2.0 * zcdp)
     return dataclasses.replace(
-        statement, accountant=_SOURCE_SI, zcdp=zcdp, training_zcdp=zcdp,
+        statement, accountant=NoisyGDMechanism.SOURCES["shifted_interpolation"], zcdp=zcdp, training_zcdp=zcdp,
         epsilon=None if delta is None else gaussian_epsilon(mu, delta),
         conversion=None if delta is None else "the Gaussian mechanism's curve at mu (Balle & Wang 2018, Theorem 8)",
         rdp_curve={"renyi_orders": statement.rdp_curve["renyi_orders"],

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from privdyn import _check
 from privdyn.privacy import correlated
@@ -481,6 +481,22 @@ class NoisyGDMechanism:
     smoothness: float
     sensitivity: float
 
+    SOURCES: ClassVar[dict[str, str]] = {
+        "shifted_interpolation": (
+            "Bok, Su & Altschuler 2024 (arXiv 2403.00278), shifted interpolation: the last iterate of full-batch noisy "
+            "GD on a strongly convex, smooth loss is mu-GDP, mu = (eta S_g / n)/(sqrt(2 eta) sigma) sqrt((1 + c)"
+            "(1 - c^K)/((1 - c)(1 + c^K))), c = max(|1 - eta lambda|, |1 - eta beta|); (epsilon, delta) by the "
+            "Gaussian curve"),
+        "corollary_1": (
+            "Chourasia, Ye, Shokri 2021 (arXiv 2102.05855), Corollary 1: last-iterate RDP of full-batch noisy GD, "
+            "alpha * S_g^2 (1 - exp(-lambda eta K / 2)) / (lambda sigma^2 n^2); optimal conversion to "
+            "(epsilon, delta)"),
+        "composition": (
+            "composition over all K steps (arXiv 2102.05855, Theorem 1): K Gaussian steps of shift eta S_g/n and std "
+            "sqrt(2 eta) sigma, exactly Gaussian; (epsilon, delta) by the Gaussian curve"),
+    }
+    """Each bound's citation and formula: the ``accountant`` of a statement that uses it."""
+
     def __post_init__(self) -> None:
         _check.finite(n=self.n, num_steps=self.num_steps)
         _check.integer(minimum=1, n=self.n, num_steps=self.num_steps)
@@ -544,14 +560,8 @@ class NoisyGDMechanism:
     def privacy_loss(self, delta: float) -> PrivacyLoss:
         epsilons = self.epsilons(delta)
         used = self.used(delta)
-        source = {"shifted_interpolation": "shifted interpolation (arXiv 2403.00278): the last iterate of noisy GD on "
-                                           "a strongly convex, smooth loss is mu-GDP; the Gaussian mechanism's curve",
-                  "corollary_1": "Corollary 1 of arXiv 2102.05855 (the last iterate of noisy GD on a strongly convex, "
-                                 "smooth loss), as zCDP; optimal conversion to (epsilon, delta)",
-                  "composition": "composition over all steps (arXiv 2102.05855, Theorem 1): K Gaussian steps, "
-                                 "exactly mu-GDP; the Gaussian mechanism's curve"}[used]
         return PrivacyLoss(value=epsilons[used], guarantee=Guarantee.BOUND, quantity="epsilon",
-                           neighboring=NeighboringRelation.REPLACE_ONE, source=source)
+                           neighboring=NeighboringRelation.REPLACE_ONE, source=self.SOURCES[used])
 
     def calibrate(self, epsilon: float, delta: float) -> NoisyGDMechanism:
         """The same run with the smallest noise scale σ (within 1e-12 relative, rounded up) whose ε is at most

@@ -88,20 +88,6 @@ DELTA_EXPONENT = 1.1
 MAX_FEATURES = 10_000
 """The widest feature matrix accepted (the intercept column included)."""
 
-_SOURCES = {
-    "shifted_interpolation": (
-        "Bok, Su & Altschuler 2024 (arXiv 2403.00278), shifted interpolation: the last iterate of full-batch noisy GD "
-        "on a strongly convex, smooth loss is mu-GDP, mu = (eta S_g / n)/(sqrt(2 eta) sigma) sqrt((1 + c)(1 - c^K)/"
-        "((1 - c)(1 + c^K))), c = max(|1 - eta lambda|, |1 - eta beta|); (epsilon, delta) by the Gaussian curve"),
-    "corollary_1": (
-        "Chourasia, Ye, Shokri 2021 (arXiv 2102.05855), Corollary 1: last-iterate RDP of full-batch noisy GD, "
-        "alpha * S_g^2 (1 - exp(-lambda eta K / 2)) / (lambda sigma^2 n^2)"),
-    "composition": (
-        "composition over all K steps (arXiv 2102.05855, Theorem 1): K Gaussian steps of shift eta S_g/n and std "
-        "sqrt(2 eta) sigma, exactly Gaussian; (epsilon, delta) by the Gaussian curve"),
-}
-
-
 _SAMPLE_WEIGHTS = "sample weights are refused: a weighted row changes the sensitivity the privacy accounting assumes"
 _EXPECTED_FAILED_CHECKS = {
     **{name: _SAMPLE_WEIGHTS for name in (
@@ -222,7 +208,9 @@ def _choose_ridge(n: int, width: int, classes: int, zcdp: float, coef_norm: floa
 
     For any comparator θ_c with ‖θ_c‖ <= B, the unregularized risk satisfies 𝓛_0(θ) − 𝓛_0(θ_c) <=
     [𝓛_λ(θ) − min 𝓛_λ] + λB²/2, so the sum bounds the excess risk over the best model of norm <= B. Public numbers
-    only (n, width, K, the budget, B and ``max_iter``).
+    only (n, width, K, the budget, B and ``max_iter``). The budget is given as the zCDP μ²/2 of the Gaussian shift μ
+    that the planner calibrates to for (ε, δ) (:func:`privdyn.plan.langevin` with shifted interpolation), so that
+    the (ε, δ) → μ inversion runs once, not once per ridge.
     """
     def objective(ridge: float) -> float:
         plan = _langevin_plan(n, width, _Constants(classes, ridge), max_iter, zcdp=zcdp)
@@ -235,7 +223,7 @@ def _choose_ridge(n: int, width: int, classes: int, zcdp: float, coef_norm: floa
 def _plan(n: int, width: int, classes: int, epsilon: float, delta: float, ridge: float | None, coef_norm: float,
           max_iter: int) -> dict[str, Any]:
     """The planned hyper-parameters and statement (a pure function of public numbers, hence cached)."""
-    if ridge is None:  # the calibration target μ (the largest Gaussian shift within the budget), as zCDP μ²/2
+    if ridge is None:  # the planner's calibration target for (ε, δ): the largest Gaussian shift μ, as zCDP μ²/2
         from privdyn.privacy.correlated_allocation import gaussian_mu
 
         zcdp = 0.5 * gaussian_mu(float(epsilon), float(delta)) ** 2
@@ -262,7 +250,7 @@ def account(*, n: int, num_steps: int, step_size: float, noise_scale: float, str
     mechanism = NoisyGDMechanism(n=n, num_steps=num_steps, step_size=step_size, noise_scale=noise_scale,
                                  strong_convexity=strong_convexity, smoothness=smoothness, sensitivity=sensitivity)
     bounds, epsilons, used = mechanism.bounds(), mechanism.epsilons(delta), mechanism.used(delta)
-    return {"zcdp": bounds[used], "epsilon": epsilons[used], "bound": used, "source": _SOURCES[used],
+    return {"zcdp": bounds[used], "epsilon": epsilons[used], "bound": used, "source": mechanism.SOURCES[used],
             "last_iterate_epsilon": min(epsilons["shifted_interpolation"], epsilons["corollary_1"]),
             "shifted_interpolation_epsilon": epsilons["shifted_interpolation"],
             "corollary_1_epsilon": epsilons["corollary_1"], "corollary_1_zcdp": bounds["corollary_1"],
