@@ -1,7 +1,8 @@
 """The amplification bound for lambda-CGD against dp-accounting's accountant of the Poisson-subsampled Gaussian.
 
 The candidate is ``amplified_epsilon(LambdaCGD(lam), method="bound")`` (below a sampling rate of 0.9 the spectral
-bound: one certified operator norm and one dp-accounting PLD); the reference is the accountant it generalizes,
+bound: one certified operator norm and one dp-accounting PLD; where ``kappa (1 - lambda) < 2`` also the two-step block
+bound, a grid PLD of one block composed T/2 times); the reference is the accountant it generalizes,
 dp-accounting's PLD of the T-fold Poisson-subsampled Gaussian at the same (r, kappa, T) (the lambda = 0 pair).
 
 * ``amplification-lambda-cgd-T{250,1000,4000}``: lambda = 0.5, r = 0.01, kappa = 9, delta = 1e-5 (about epsilon = 1
