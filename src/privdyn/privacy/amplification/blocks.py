@@ -43,7 +43,7 @@ plane (spacing ``grid_step`` standard deviations, covering ``TAIL`` standard dev
   |dL/dz_b(c)| h_b/2`` at its centre ``c`` (``L`` lies above its tangent plane, so this bounds ``-L`` on the cell),
   rounded up;
 * the mass outside the grid, bounded by the union of the four half-planes beyond it, plus a rounding allowance of
-  ``1e-14``, goes to infinite loss.
+  ``1e-11``, goes to infinite loss.
 
 Raising a loss value or moving mass to infinite loss can only raise ``delta(epsilon) = E[(1 - e^(epsilon - loss))_+]``
 of every composition, so the result is an upper bound on the block pair's delta at every epsilon, hence on the
@@ -84,8 +84,11 @@ TAIL = 8.0
 
 _MAX_CELLS = 2500
 """The most cells per axis; a wider range gets a coarser spacing (still an upper bound)."""
-_ROUNDING_MASS = 1e-14
-"""Added to each direction's infinite mass: covers the rounding of the cell masses (each to a few ulps)."""
+_ROUNDING_MASS = 1e-11
+"""Added to each direction's infinite mass: covers the rounding of the cell masses. Each one-dimensional cell mass is a
+difference of two normal distribution function values, exact to a few units of 2^-53 in absolute terms, so the
+masses of one axis err by at most about 2500 * 4 * 2^-53 < 1.2e-12 in sum, and the plane's (products, four
+weighted components) by at most twice that."""
 _GEOMETRIC_RTOL = 1e-12
 
 
