@@ -40,6 +40,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     no_args_is_help=True,
 )
+"""The ``privdyn`` command line (a Typer application; ``privdyn --help`` lists its commands)."""
 
 
 class _Usage(Exception):

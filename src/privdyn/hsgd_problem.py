@@ -20,6 +20,7 @@ __all__ = ['X0Policy', 'HSGDProblem', 'RiskCurve', 'RiskLimit', 'kernel_mass', '
 
 REFERENCE = ("Lin, Kolaczyk, Smith, Paquette, High-Dimensional Privacy-Utility Dynamics of Noisy SGD on Least Squares "
              "(arXiv 2510.16687)")
+"""The hsgd paper (arXiv 2510.16687), as the problem's records cite it."""
 
 
 class X0Policy(enum.StrEnum):

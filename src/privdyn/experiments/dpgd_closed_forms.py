@@ -447,3 +447,4 @@ class Fig13(ExponentFigure):
 
 
 EXPERIMENTS = (Fig9(), Fig10(), Fig11(), Fig12(), Fig13())
+"""This module's experiments, one instance each, as the registry lists them."""

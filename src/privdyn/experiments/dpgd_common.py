@@ -12,6 +12,7 @@ from privdyn.schedules import Harmonic, LearningRate, Polynomial
 __all__ = ["PAPER", "SCHEDULES", "SPECTRA", "learning_rate_profile", "synthetic_design"]
 
 PAPER = "Bombari, Luo, Seroussi, Mondelli 2025 (arXiv 2505.16329)"
+"""The dpgd paper (arXiv 2505.16329), as the experiments' records cite it."""
 
 SCHEDULES = ("polynomial", "harmonic")
 """``polynomial``: η̃(t) = η̃(0)(1 − t)^α (eq. 5.1; α = 0 is a constant learning rate); ``harmonic``: β/(t + τ)."""

@@ -124,6 +124,8 @@ ACTIVATIONS = {
     "sigmoid": Activation("sigmoid", 1.0, 0.25, 1.0 / (6.0 * math.sqrt(3.0)), (0.0, 1.0)),
     "tanh": Activation("tanh", 1.0, 1.0, 4.0 / (3.0 * math.sqrt(3.0)), (-1.0, 1.0)),
 }
+"""The activations a KAN accepts, by name, with the sup-norms of the function and its first two derivatives
+(:class:`Activation`)."""
 
 
 def activation(name: str | Activation) -> Activation:

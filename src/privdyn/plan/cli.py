@@ -249,6 +249,7 @@ Quiet = Annotated[bool, _Opt("--quiet", help="No progress display (it is drawn o
 plan_app = typer.Typer(name="plan", cls=_FamilyGroup, rich_markup_mode=None, add_completion=False,
                        help="Plan a private training run: hyper-parameters, predicted utility, privacy statement. "
                             "One sub-command per family; `privdyn plan FAMILY --help` lists its options.")
+"""The ``privdyn plan`` command group: one sub-command per planner family."""
 
 
 @plan_app.command("dpgd", cls=_FamilyCommand, short_help="One-pass clipped DP-GD for linear regression.")

@@ -69,9 +69,11 @@ __all__ = ["allocation_sensitivity", "operator_norm", "unamplified_epsilon", "sp
 SOURCE = ("matrix mechanism under random allocation (one step per epoch), amplification ignored: the Gaussian "
           "mechanism of the worst one-step-per-epoch participation set's sensitivity (joint convexity of the "
           "hockey-stick divergence over the allocation; Balle & Wang 2018, arXiv 1805.06530, Theorem 8)")
+"""The citation of the bound without amplification, as this module's privacy losses record it."""
 
 SPECTRAL_SOURCE = ("matrix mechanism under random allocation, spectral route: a post-processing of independent "
                    "noise at kappa / a, a >= ||C||_2 certified, accounted by the random-allocation PLD")
+"""The citation of the spectral route, as this module's privacy losses record it."""
 
 _UNIT_ROUNDOFF = float(np.finfo(float).eps) / 2.0
 _DELTA_MARGIN = 1e-9  # the Gaussian curve is certified at delta (1 - 1e-9): far above its float64 evaluation error

@@ -49,6 +49,7 @@ __all__ = ["SOURCE", "num_partitions", "sampling_prob", "epsilon", "noise_multip
 SOURCE = ("banded matrix factorization under cyclic Poisson sampling: Choquette-Choo et al., NeurIPS 2023 (arXiv "
           "2306.08153), Theorem 4: ceil(T / b) Poisson-subsampled Gaussian steps at rate q and noise multiplier "
           "kappa / ||c||, composed by dp-accounting's PLD")
+"""The accountant's citation, as this module's privacy losses record it."""
 
 _RELATIONS = (NeighboringRelation.ADD_REMOVE, NeighboringRelation.ZERO_OUT)
 

@@ -40,6 +40,7 @@ __all__ = ["ye_shokri_rdp", "ye_shokri_step_rdp", "REFERENCE"]
 
 REFERENCE = ("Ye & Shokri 2022, Differentially Private Learning Needs Hidden State (Or Much Faster Convergence), "
              "arXiv 2203.05363: one-epoch shuffled last-iterate RDP (their code, dp_utils.first_epoch_guarantee)")
+"""The paper and code this module's bound follows, as its privacy losses cite them."""
 
 # Upward rounding of the returned values (relative): 32 units in the last place, above the evaluation error of
 # log1p/expm1/fsum (a few units), so that rounding never reports less than the formula.

@@ -60,6 +60,7 @@ __all__ = ["AllocationGrid", "allocation_pld", "epsilon", "epsilon_lower_bound",
 SOURCE = ("random allocation (balls-in-bins), Gaussian noise: the tightly dominating pair of Chua et al., AISTATS 2025 "
           "(arXiv 2412.16802) for one epoch, composed over epochs; the likelihood-ratio law built by convex-order "
           "(connect-the-dots) doubling, composed by dp-accounting's PLD")
+"""The accountant's citation, as this module's privacy losses record it."""
 
 _TAIL_Z = 9.0  # log W is split off beyond mean + 9 sd of its tilted law (mass ~1e-19 per step, exact in the atoms)
 

@@ -20,6 +20,7 @@ from privdyn.runs.outputs import atomic_write_text
 __all__ = ["REPORT_FILE", "render", "write_report"]
 
 REPORT_FILE = "report.html"
+"""The file name of the HTML report in the output folder."""
 
 _STATUS_LABELS = {"passed": "passed", "failed": "failed", "not_applicable": "n/a", "finding": "finding"}
 _STATUS_RANK = {"failed": 0, "passed": 1, "finding": 2, "not_applicable": 3}

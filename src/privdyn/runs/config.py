@@ -36,6 +36,7 @@ EXECUTOR_SPECS = ("serial", "local", "dask-local", "tcp://HOST:PORT")
 """The ``--executor`` values (see :func:`privdyn.runs.runner.open_executor`)."""
 
 DEFAULT_EXECUTOR = "local"
+"""The executor of a run that names none (one of :data:`EXECUTOR_SPECS`)."""
 
 
 class ConfigError(ValueError):

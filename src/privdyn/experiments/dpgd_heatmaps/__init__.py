@@ -59,6 +59,7 @@ from privdyn.experiments.dpgd_heatmaps.real import (
 )
 
 EXPERIMENTS = (Fig4(), Fig5(), Fig6())
+"""This package's experiments, one instance each, as the registry lists them."""
 
 __all__ = [
     "Fig4",

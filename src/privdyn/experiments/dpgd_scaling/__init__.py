@@ -92,6 +92,7 @@ from privdyn.experiments.dpgd_scaling.figures import (
 )
 
 EXPERIMENTS = (Fig2(), Fig3())
+"""This package's experiments, one instance each, as the registry lists them."""
 
 __all__ = [
     "ScalingConfig",

@@ -47,6 +47,7 @@ from privdyn.runs.results import (  # noqa: F401 - the former module constant Z 
 )
 
 EXPERIMENTS = (Fig7(), Fig8())
+"""This package's experiments, one instance each, as the registry lists them."""
 
 __all__ = [
     "Fig7",

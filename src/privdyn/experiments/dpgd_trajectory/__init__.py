@@ -59,6 +59,7 @@ from privdyn.experiments.dpgd_trajectory.fig1 import (  # noqa: F401 - its publi
 )
 
 EXPERIMENTS = (Fig1(),)
+"""This package's experiments, one instance each, as the registry lists them."""
 
 __all__ = [
     "Fig1Config",

@@ -133,6 +133,7 @@ from privdyn.runs.results import (  # noqa: F401 - the former module constant Z 
 )
 
 EXPERIMENTS = (Fig1b(), Fig2b(), Fig3a(), Fig3b())
+"""This package's experiments, one instance each, as the registry lists them."""
 
 __all__ = [
     "Fig1bConfig",

@@ -114,6 +114,7 @@ from privdyn.experiments.hsgd_risk.validation import (
 )
 
 EXPERIMENTS = (Fig1a(), Fig2a(), Validation())
+"""This package's experiments, one instance each, as the registry lists them."""
 
 __all__ = [
     "PAPER",

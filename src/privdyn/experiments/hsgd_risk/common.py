@@ -31,6 +31,7 @@ __all__ = [
 
 PAPER = ("Lin, Kolaczyk, Smith, Paquette, High-Dimensional Privacy-Utility Dynamics of Noisy SGD on Least Squares "
          "(arXiv 2510.16687)")
+"""The hsgd paper (arXiv 2510.16687), as the experiments' records cite it."""
 
 INVARIANT = CheckKind.INVARIANT
 CLAIM = CheckKind.PAPER_CLAIM

@@ -89,6 +89,7 @@ from privdyn.runs.results import (  # noqa: F401 - the former module constant st
 )
 
 EXPERIMENTS = (Identities(), Stability())
+"""This package's experiments, one instance each, as the registry lists them."""
 
 __all__ = [
     "DATASETS",

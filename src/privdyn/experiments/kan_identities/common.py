@@ -22,6 +22,7 @@ PAPER = "Wang, Schuchardt, Kalinin, Zhou, Fellenz, Lampert, Kloft 2026 (arXiv 26
 INVARIANT = CheckKind.INVARIANT
 UNIT_ROUNDOFF = float(np.finfo(np.float64).eps) / 2.0
 DATASETS = BINARY_DATASETS
+"""The datasets of the identity checks: :data:`privdyn.data.classification.BINARY_DATASETS`."""
 DatasetName = Literal["breast_cancer", "digits_1_vs_7"]
 ActivationName = Literal["sigmoid", "tanh"]
 MAX_ENUMERATION_N = 12

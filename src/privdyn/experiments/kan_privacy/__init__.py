@@ -68,6 +68,7 @@ from privdyn.experiments.kan_privacy.fig1_right import (
 )
 
 EXPERIMENTS = (Fig1Right(), Calibration())
+"""This package's experiments, one instance each, as the registry lists them."""
 
 __all__ = [
     "PAPER",

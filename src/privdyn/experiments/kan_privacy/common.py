@@ -14,6 +14,7 @@ __all__ = ["PAPER", "cumulative_noise_variance"]
 
 
 PAPER = "Wang, Schuchardt, Kalinin, Zhou, Fellenz, Lampert, Kloft 2026 (arXiv 2605.12648)"
+"""The kan paper (arXiv 2605.12648), as the experiments' records cite it."""
 
 INVARIANT = CheckKind.INVARIANT
 CLAIM = CheckKind.PAPER_CLAIM

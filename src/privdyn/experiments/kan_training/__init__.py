@@ -94,6 +94,7 @@ from privdyn.experiments.kan_training.fig1_left import (  # noqa: F401 - its pub
 )
 
 EXPERIMENTS = (Fig1Left(), Bounds())
+"""This package's experiments, one instance each, as the registry lists them."""
 
 __all__ = [
     "Fig1LeftConfig",

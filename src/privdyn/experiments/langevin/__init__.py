@@ -23,6 +23,7 @@ from privdyn.experiments.langevin.tightness import Tightness
 from privdyn.experiments.langevin.tightness import TightnessConfig as TightnessConfig
 
 EXPERIMENTS = (Fig1(), Tightness(), Table1())
+"""This package's experiments, one instance each, as the registry lists them."""
 
 __all__ = [
     "Fig1",

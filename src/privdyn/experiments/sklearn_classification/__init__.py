@@ -12,5 +12,6 @@ from __future__ import annotations
 from privdyn.experiments.sklearn_classification.experiment import SklearnClassification, SklearnClassificationConfig
 
 EXPERIMENTS = (SklearnClassification(),)
+"""This package's experiments, one instance each, as the registry lists them."""
 
 __all__ = ["EXPERIMENTS", "SklearnClassification", "SklearnClassificationConfig"]

@@ -12,5 +12,6 @@ from __future__ import annotations
 from privdyn.experiments.sklearn_regression.experiment import SklearnRegression, SklearnRegressionConfig
 
 EXPERIMENTS = (SklearnRegression(),)
+"""This package's experiments, one instance each, as the registry lists them."""
 
 __all__ = ["EXPERIMENTS", "SklearnRegression", "SklearnRegressionConfig"]

@@ -54,6 +54,8 @@ if TYPE_CHECKING:  # the strategies import scipy through privdyn.rng: keep `impo
 __all__ = ["METHODS", "CONDITIONAL_FROM_RATE", "amplified_epsilon", "amplified_noise_multiplier", "conditional_may_win"]
 
 METHODS = ("bound", "spectral", "blocks", "conditional", "estimate")
+"""The values of ``method`` (module docstring): ``"bound"`` (the default), ``"spectral"``, ``"blocks"``,
+``"conditional"`` and ``"estimate"``."""
 
 CONDITIONAL_FROM_RATE = 0.9
 """``method="bound"`` also evaluates the conditional composition at sampling rates from this on: below it the spectral

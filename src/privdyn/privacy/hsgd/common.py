@@ -25,6 +25,7 @@ __all__ = [
 
 
 REFERENCE = hsgd_dynamics.REFERENCE
+"""The hsgd paper (arXiv 2510.16687), as the accountant's sources cite it."""
 RELEASE_MODES = ("keep_last_block", "suffix")
 """Modes of :func:`rdp_epsilon_releases` (ARCHITECTURE.md ``mode``)."""
 DIRECTIONS = ("forward", "backward", "max")
