@@ -41,8 +41,9 @@ autodoc_default_options = {"members": True, "imported-members": True, "undoc-mem
 if importlib.util.find_spec("torch") is None:
     autodoc_mock_imports = ["torch", "opacus"]
 # The public classes, functions and modules of every API page's package must be documented (docs/_ext/api_coverage.py).
-# Constants are not required yet: 23 in the packages' __all__ (privdyn.__version__ among them) have no doc comment, so
-# autodoc (undoc-members off) leaves them out.
+# Constants are not required: autodoc reads a constant's doc comment from the module that documents it, so a constant
+# a package re-exports from a submodule shows none on the package's page, though it has one where it is defined
+# (with "data" required, 55 names of the pages' packages would be reported, privdyn.__version__ among them).
 api_coverage_kinds = ("class", "function", "module")
 autodoc_typehints = "description"
 # Array-like parameters read "ArrayLike" (numpy.typing.ArrayLike), not the union it stands for.
