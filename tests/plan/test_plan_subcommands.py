@@ -7,7 +7,7 @@ the same exit status, the same text, the same JSON and the same files. Since the
 gained what an attacker can do (``membership`` or ``membership_reason``, and the sentence "Membership inference: ..."
 at the end of its text): :func:`_before_membership` removes them from the new outputs before the comparison. The
 ``dpsgd`` entry was recorded again (without membership) when the amplified bound gained the two-step block bound: its
-lambda-CGD alternative's noise multiplier fell from 2.3108 to 2.2740 (and its noise and risk with it); nothing else
+lambda-CGD alternative's noise multiplier fell from 2.3108 to 2.2789 (and its noise and risk with it); nothing else
 in it changed.
 """
 
