@@ -17,6 +17,7 @@ from privdyn.privacy.amplification.blocks import (
     BLOCKS_BELOW_SIGNAL,
     blocks_epsilon,
     blocks_may_win,
+    blocks_pld,
     geometric_ratio,
 )
 from privdyn.privacy.amplification.monte_carlo import monte_carlo_epsilon
@@ -140,11 +141,19 @@ def test_bound_takes_the_smaller_route_and_names_it():
 
 
 def test_odd_horizons_and_full_participation():
-    # T odd: one more single step at k (1 - lambda). Two more steps (one more block) never lower epsilon; one more
-    # single step moves it by little (each composition is its own upper bound: dp-accounting truncates and rounds
-    # them differently, so the odd horizon may land a hair below the even one before it)
-    values = [_epsilon("blocks", 0.5, 1.5, 0.05, steps, 1e-5, interval=1e-3) for steps in (40, 41, 42)]
-    assert values[0] <= values[2] and abs(values[1] - values[0]) <= 0.02 * values[0], values
+    import dp_accounting
+
+    # T odd: the floor(T/2) blocks, then one Poisson-subsampled Gaussian step at k (1 - lambda) (the last 1 x 1 block)
+    lam, kappa, q, interval = 0.5, 1.5, 0.05, 1e-3
+    even = blocks_pld(_pair(lam, kappa, q, 40), interval)
+    single = dp_accounting.pld.privacy_loss_distribution.from_gaussian_mechanism(
+        standard_deviation=kappa * (1 - lam), sensitivity=1.0, sampling_prob=q, pessimistic_estimate=True,
+        value_discretization_interval=interval)
+    odd = blocks_epsilon(_pair(lam, kappa, q, 41), 1e-5, interval)
+    assert odd == even.compose(single).get_epsilon_for_delta(1e-5)
+    # two more steps (one more block) never lower epsilon
+    assert blocks_epsilon(_pair(lam, kappa, q, 40), 1e-5, interval) <= blocks_epsilon(_pair(lam, kappa, q, 42), 1e-5,
+                                                                                      interval)
     # r = 1: every step participates (two of the four patterns have weight zero)
     assert np.isfinite(_epsilon("blocks", 0.5, 3.0, 1.0, 10, 1e-5, interval=1e-3))
 
