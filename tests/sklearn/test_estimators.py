@@ -246,6 +246,23 @@ def test_default_spends_the_auto_share_and_reports_its_prediction() -> None:
         DPLinearRegression(feature_norm=3.0, label_bound=3.0, planning_share=-0.1).fit(x, y)
 
 
+def test_auto_schedule_leaves_the_harmonic_family_to_be_asked_for_by_name() -> None:
+    """``schedule="auto"`` plans from AUTO_SCHEDULES only, with or without a planning share (the harmonic family's
+    tiny offsets make the fit hang on the weakest direction's contraction; see AUTO_SCHEDULES); by name it runs."""
+    from privdyn.sklearn._dpgd import AUTO_SCHEDULES
+
+    x, y, _ = _data(n=5000, d=4)
+    for share in ("auto", None):
+        est = DPLinearRegression(epsilon=3.0, feature_norm=3.0, label_bound=3.0, planning_share=share,
+                                 random_state=2).fit(x, y)
+        searched = [est.plan_["hyperparameters"]["schedule"]] + [a.split(" ")[0] for a in est.plan_["alternatives"]]
+        assert set(searched) == set(AUTO_SCHEDULES), (share, searched)
+    harmonic = DPLinearRegression(epsilon=3.0, feature_norm=3.0, label_bound=3.0, schedule="harmonic",
+                                  random_state=2).fit(x, y)
+    assert harmonic.plan_["hyperparameters"]["schedule"] == "harmonic"
+    assert harmonic.training_["hyperparameters"].learning_rate.harmonic_offset > 0
+
+
 def test_default_fit_reaches_least_squares_as_epsilon_grows() -> None:
     """Rows far inside the public ball, a correlated design: the default fit's excess test MSE over least squares
     falls with ε, and vanishes at ε = 1e8, where the release resolves the spectrum and the fit is its least-squares
