@@ -76,7 +76,25 @@ def test_geometric_ratio_and_when_the_bound_evaluates_it():
     assert not blocks_may_win(_pair(0.3, 3.0, 0.01, 100))  # 2.1 >= BLOCKS_BELOW_SIGNAL
     assert not blocks_may_win(_pair(0.0, 0.5, 0.01, 100))  # independent noise: the spectral bound is exact
     assert not blocks_may_win(_pair(0.7, 1.0, 0.01, 1))  # one step: no block
-    assert BLOCKS_BELOW_SIGNAL == 2.0
+
+
+@pytest.mark.parametrize("lam,kappa,q", [(0.3, 3.0, 0.05), (0.3, 3.0, 0.01), (0.5, 4.0, 0.05), (0.6, 5.0, 0.3)])
+def test_skipping_the_blocks_at_the_threshold_loses_nothing(lam, kappa, q):
+    """``method="bound"`` skips the block bound where kappa (1 - lambda) >= BLOCKS_BELOW_SIGNAL (a speed rule): at
+    the threshold's edge, where the blocks come closest to winning, they are not below the spectral bound."""
+    from privdyn.privacy.amplification.spectral import spectral_epsilon
+
+    pair = _pair(lam, kappa, q, 100)
+    assert kappa * (1 - lam) >= BLOCKS_BELOW_SIGNAL and not blocks_may_win(pair)
+    assert blocks_epsilon(pair, 1e-5, 1e-3) >= spectral_epsilon(pair, 1e-5, 1e-3)
+
+
+def test_below_the_threshold_the_blocks_win():
+    from privdyn.privacy.amplification.spectral import spectral_epsilon
+
+    pair = _pair(0.7, 3.0, 0.05, 100)  # kappa (1 - lambda) = 0.9
+    assert blocks_may_win(pair)
+    assert blocks_epsilon(pair, 1e-5, 1e-3) < 0.9 * spectral_epsilon(pair, 1e-5, 1e-3)
 
 
 @pytest.mark.parametrize("q,kappa,steps,delta", [(0.05, 2.0, 100, 1e-5), (0.01, 1.0, 301, 1e-5), (0.3, 3.0, 10, 1e-3)])
